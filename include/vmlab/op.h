@@ -1,0 +1,107 @@
+// The op stream: what a workload asks of a kernel, one operation at a time.
+//
+// Why an op stream: the scenario generator, a trace file written by hand or by another
+// tool, the sim engine and the live engine all meet here. The generator emits it, both
+// engines consume it, `vmlab trace` writes it and `vmlab run --trace` reads it back, so
+// "same scenario and seed -> same result" reduces to "same op stream -> same result".
+//
+// Mappings are named, not addressed: `mmap` creates mapping `map` in process `pid`, and
+// later ops name it and an offset inside it. A child inherits its parent's mapping names at
+// fork. This keeps traces valid on any host, and lets the kernel (simulated or real) pick
+// addresses when the workload does not fix them.
+//
+// Invariants the parser and the generator guarantee (the engines rely on them):
+//  1. pids are created by `spawn` or `fork` before use and not used after `exit`;
+//  2. a mapping name is created by `mmap` before use; offsets/lengths are page multiples
+//     and lie inside the mapping as created (a later munmap may have removed pages: that
+//     is a runtime fault, reported as the simulated kernel would: SIGSEGV);
+//  3. objects are declared before any op that names them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vmlab/units.h"
+
+namespace vmlab {
+
+enum class object_kind : uint8_t { shm, file };
+
+// A shared memory object the workload maps: a SysV/memfd segment or a regular file.
+struct object_decl {
+  std::string name;
+  object_kind kind = object_kind::shm;
+  bytes size = 0;
+};
+
+enum class op_kind : uint8_t { spawn, fork, exit, mmap, munmap, mprotect, madvise, touch, phase };
+
+// Protection bits, as PROT_READ / PROT_WRITE.
+enum prot_bits : uint8_t { prot_none = 0, prot_read = 1, prot_write = 2 };
+
+enum class advice : uint8_t { dontneed };
+
+// How a touch op chooses pages inside [off, off+len).
+enum class touch_pattern : uint8_t {
+  all,      // every page, in address order
+  stride,   // one byte every `stride` bytes, starting at off
+  uniform,  // `count` distinct pages chosen uniformly at random with `seed`
+  zipf,     // `count` accesses, page ranks drawn from Zipf(`theta`) with `seed`
+};
+
+struct op {
+  op_kind kind = op_kind::phase;
+  uint32_t pid = 0;    // acting process
+  uint32_t child = 0;  // fork: the new pid
+  uint32_t map = 0;    // mapping name (index into the op stream's map names)
+
+  // mmap
+  int32_t object = -1;   // index into objects; -1 = anonymous
+  bool shared = false;   // MAP_SHARED (else MAP_PRIVATE)
+  bool locked = false;   // MAP_LOCKED: populate at mmap time and never reclaim
+  bool fixed = false;    // addr is required (MAP_FIXED_NOREPLACE)
+  vaddr addr = 0;        // fixed address, or a hint of 0
+  bytes align = 0;       // non-fixed: start % align == phase_off (0 = page alignment)
+  bytes phase_off = 0;
+  bytes obj_off = 0;     // offset into the object (file/shm)
+  uint8_t prot = prot_read | prot_write;
+
+  // munmap, mprotect, madvise, touch: [off, off+len) inside mapping `map`
+  bytes off = 0;
+  bytes len = 0;
+  advice adv = advice::dontneed;
+
+  // touch
+  bool write = false;
+  touch_pattern pattern = touch_pattern::all;
+  bytes stride = 0;
+  uint64_t count = 0;
+  uint64_t seed = 0;
+  double theta = 0.0;
+
+  // phase: a named sample point (the end of a scenario phase)
+  std::string name;
+};
+
+// The machine and kernel the workload runs on. Overrides are "key=value" pairs applied
+// to the named kernel profile (see profile.h for the keys).
+struct machine_decl {
+  std::string profile = "linux-6.18";
+  std::vector<std::pair<std::string, std::string>> overrides;
+  bytes memory = 0;       // 0 = the profile's default
+  uint32_t cpus = 1;
+  uint32_t cache_line = 64;
+};
+
+// A whole workload: machine, objects, the names of mappings, and the ops in order.
+struct op_stream {
+  machine_decl machine;
+  std::vector<object_decl> objects;
+  std::vector<std::string> map_names;
+  std::vector<op> ops;
+  std::string source;  // where it came from (scenario or trace path), for messages
+};
+
+}  // namespace vmlab

@@ -1,0 +1,65 @@
+// sim_kernel: the simulated kernel behind one small, syscall-shaped interface.
+//
+// Why this shape: the sim engine turns each op into one of these calls, and the live
+// engine keeps a shadow sim_kernel to learn which address the model would give each
+// mapping, so both engines place mappings identically. Nothing here does I/O or reads a
+// clock; the same calls in the same order give the same state, bit for bit.
+//
+// Errors are the kernel's: an op the kernel would refuse returns its errno text
+// ("EEXIST: ...", "ENOMEM: ..."), a touch of an unmapped or protected page returns
+// "SIGSEGV: ...". After an ENOMEM from a fault the state is as the kernel left it (pages
+// mapped up to the failing one).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vmlab/op.h"
+#include "vmlab/run_result.h"
+#include "vmlab/status.h"
+
+namespace vmlab {
+
+struct kernel;
+struct kernel_profile;
+
+class sim_kernel {
+ public:
+  // A kernel with `profile` (overrides applied) on a machine of `memory` bytes.
+  static result<std::unique_ptr<sim_kernel>> create(const machine_decl& m, const std::vector<object_decl>& objects);
+  ~sim_kernel();
+
+  status spawn(uint32_t pid);
+  status fork(uint32_t parent, uint32_t child);
+  status exit(uint32_t pid);
+  // mmap as described by o (pid, map, object, flags, addr/align); returns the address.
+  result<vaddr> mmap(const op& o);
+  status munmap(uint32_t pid, uint32_t map, bytes off, bytes len);
+  status mprotect(uint32_t pid, uint32_t map, bytes off, bytes len, uint8_t prot);
+  status madvise_dontneed(uint32_t pid, uint32_t map, bytes off, bytes len);
+  // Touches [off, off+len) of a mapping every `stride` bytes (a page-at-a-time range op).
+  status touch(uint32_t pid, uint32_t map, bytes off, bytes len, bytes stride, bool write);
+  // Touches single pages (page indices relative to the mapping start), in order.
+  status touch_pages(uint32_t pid, uint32_t map, const std::vector<uint64_t>& pages, bool write);
+
+  [[nodiscard]] const kernel_profile& profile() const;
+  [[nodiscard]] sample snapshot(const std::string& name) const;
+  [[nodiscard]] const peaks& peak() const;  // maxima since creation
+  [[nodiscard]] uint64_t faults() const;
+  [[nodiscard]] uint64_t cow_faults() const;
+  [[nodiscard]] bool has_process(uint32_t pid) const;
+  // The start address a mapping was created at (for the live engine); 0 if unknown.
+  [[nodiscard]] vaddr map_addr(uint32_t pid, uint32_t map) const;
+  // Recounts everything from scratch and compares with the incremental counters;
+  // returns "" when consistent, else what differs (validate_mm for the model).
+  [[nodiscard]] std::string check_invariants() const;
+  // Host bytes the page-table representation uses (for the memory benchmark).
+  [[nodiscard]] size_t host_bytes() const;
+
+ private:
+  explicit sim_kernel(std::unique_ptr<kernel> k);
+  std::unique_ptr<kernel> k_;
+};
+
+}  // namespace vmlab

@@ -1,0 +1,85 @@
+// vmlab::status — the one error type, in the manner of LevelDB's Status.
+//
+// Why: every fallible call in vmlab (parsing a scenario, replaying a trace, an op the
+// simulated kernel refuses, a live run the host cannot take) returns a status rather than
+// throwing, so that no exception crosses a library boundary and every error reaches the
+// CLI with the code that decides the exit status. OK carries no message.
+//
+// A status may carry a source location (file, line, column and the text of that line);
+// to_string() then prints "file:line:col: message" followed by the line and a caret, as
+// ninja does.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace vmlab {
+
+enum class status_code : uint8_t {
+  ok = 0,
+  invalid_argument,  // bad input or usage: exit 2
+  not_supported,     // the request is valid but this engine/host cannot do it: exit 2
+  io_error,          // the host failed us (fork, mmap, /proc): exit 2
+  check_failed,      // a check the user asked for failed (validate tolerance): exit 1
+};
+
+struct source_location {
+  std::string file;
+  uint32_t line = 0;    // 1-based; 0 = unknown
+  uint32_t column = 0;  // 1-based; 0 = unknown
+  std::string text;     // the source line, for the caret; may be empty
+};
+
+class status {
+ public:
+  status() = default;
+  static status invalid_argument(std::string msg) { return {status_code::invalid_argument, std::move(msg)}; }
+  static status not_supported(std::string msg) { return {status_code::not_supported, std::move(msg)}; }
+  static status io_error(std::string msg) { return {status_code::io_error, std::move(msg)}; }
+  static status check_failed(std::string msg) { return {status_code::check_failed, std::move(msg)}; }
+
+  [[nodiscard]] bool ok() const { return code_ == status_code::ok; }
+  [[nodiscard]] status_code code() const { return code_; }
+  [[nodiscard]] const std::string& message() const { return msg_; }
+  [[nodiscard]] const std::optional<source_location>& where() const { return where_; }
+
+  // Returns a copy that points at a place in a source file.
+  [[nodiscard]] status at(source_location loc) const {
+    status s = *this;
+    s.where_ = std::move(loc);
+    return s;
+  }
+  // "file:line:col: message", then the source line and a caret when known.
+  [[nodiscard]] std::string to_string() const;
+  // The process exit status for this code (0, 1 or 2).
+  [[nodiscard]] int exit_code() const;
+
+ private:
+  status(status_code c, std::string m) : code_(c), msg_(std::move(m)) {}
+  status_code code_ = status_code::ok;
+  std::string msg_;
+  std::optional<source_location> where_;
+};
+
+// A value or the status explaining why there is none.
+template <typename T>
+class result {
+ public:
+  result(T v) : v_(std::move(v)) {}                // NOLINT: implicit by design
+  result(status s) : v_(std::move(s)) {}           // NOLINT: implicit by design
+  [[nodiscard]] bool ok() const { return std::holds_alternative<T>(v_); }
+  [[nodiscard]] const status& error() const { return std::get<status>(v_); }
+  [[nodiscard]] T& value() { return std::get<T>(v_); }
+  [[nodiscard]] const T& value() const { return std::get<T>(v_); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() { return value(); }
+
+ private:
+  std::variant<T, status> v_;
+};
+
+}  // namespace vmlab

@@ -1,0 +1,32 @@
+// vmlab's subcommands, one file each (cmd_<name>.cc), driven by one table in main.cc.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+#include "vmlab/op.h"
+#include "vmlab/status.h"
+
+namespace vmlab::cli {
+
+// A subcommand registers its options on `app` and returns the action to run once the
+// command line has been parsed. The action returns the process exit status.
+using action = std::function<int()>;
+action add_run(CLI::App& app);
+action add_trace(CLI::App& app);
+action add_validate(CLI::App& app);
+action add_profiles(CLI::App& app);
+action add_scenarios(CLI::App& app);
+
+// Prints "vmlab: error: ..." (with file:line:col and a caret when known); returns the
+// exit status the status calls for.
+int report_error(const status& s);
+
+// A scenario (path or built-in name) or, with as_trace, a trace file.
+result<op_stream> load_input(const std::string& what, bool as_trace);
+
+// Parses "64MiB"-style --max-memory values; 0 when empty.
+result<bytes> parse_memory_option(const std::string& text);
+
+}  // namespace vmlab::cli

@@ -1,0 +1,66 @@
+// vmlab: one binary, subcommands from one table (ninja's kTools pattern).
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "workload/scenario.h"
+#include "workload/size.h"
+#include "workload/trace.h"
+
+namespace vmlab::cli {
+
+int report_error(const status& s) {
+  std::cerr << "vmlab: error: " << s.to_string() << "\n";
+  return s.exit_code();
+}
+
+result<op_stream> load_input(const std::string& what, bool as_trace) {
+  return as_trace ? load_trace(what) : load_scenario(what);
+}
+
+result<bytes> parse_memory_option(const std::string& text) {
+  if (text.empty()) return bytes{0};
+  auto r = parse_size(text);
+  if (!r.ok()) return status::invalid_argument("--max-memory: " + r.error().message());
+  return r;
+}
+
+namespace {
+
+struct command {
+  const char* name;
+  const char* help;
+  action (*add)(CLI::App&);
+};
+
+const command kCommands[] = {
+    {"run", "Run a scenario (or a trace) on the sim or the live engine and print what the kernel would report", add_run},
+    {"validate", "Run scenarios on both engines and compare the page-table figures", add_validate},
+    {"trace", "Write a scenario's op stream as a trace file", add_trace},
+    {"profiles", "List the kernel profiles and what each counts", add_profiles},
+    {"scenarios", "List the built-in scenarios", add_scenarios},
+};
+
+}  // namespace
+}  // namespace vmlab::cli
+
+int main(int argc, char** argv) {
+  using namespace vmlab::cli;
+  CLI::App app{"vmlab: a laboratory for the memory an operating system spends on managing memory"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "vmlab 0.1");
+  std::vector<std::pair<CLI::App*, action>> subs;
+  for (const auto& c : kCommands) {
+    CLI::App* sub = app.add_subcommand(c.name, c.help);
+    subs.emplace_back(sub, c.add(*sub));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;  // usage errors are exit 2
+  }
+  for (auto& [sub, act] : subs)
+    if (sub->parsed()) return act();
+  return 2;
+}

@@ -1,0 +1,56 @@
+// The two engines. Both take an op stream and return a RunResult; reports never know
+// which engine produced what they print.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vmlab/op.h"
+#include "vmlab/run_result.h"
+#include "vmlab/status.h"
+
+namespace vmlab {
+
+struct sim_options {
+  // Run check_invariants() after every op (slow; tests and --check).
+  bool check_invariants = false;
+};
+
+// Applies every op to a fresh sim_kernel. An op the simulated kernel refuses ends the run:
+// the result then has completed() == false and names the op in `failures`.
+result<run_result> run_sim(const op_stream& s, const sim_options& opt = {});
+
+struct live_options {
+  // Refuse a workload whose simulated peak memory exceeds this (0 = half of MemAvailable).
+  bytes max_memory = 0;
+};
+
+// Runs the op stream as real processes on this host (see live/live_engine.h).
+result<run_result> run_live(const op_stream& s, const live_options& opt = {});
+
+// Kernel-profile overrides that make the sim describe this host as the live engine finds
+// it (e.g. {"pti", "false"} on a CPU that does not need PTI). Empty off Linux.
+std::vector<std::pair<std::string, std::string>> host_profile_overrides();
+
+}  // namespace vmlab
+
+namespace vmlab {
+
+struct validate_case;
+
+// Tolerances of `vmlab validate` (issue 2): per-process page-table growth within 1% or
+// two pages, whichever is larger; system PageTables growth within 3%.
+struct tolerances {
+  double proc_rel = 0.01;
+  bytes proc_abs = 2 * 4096;
+  double system_rel = 0.03;
+  bytes system_abs = 0;
+};
+
+// Compares a sim and a live result sample by sample (they come from one op stream, so
+// samples and pids correspond). A sample the live run did not reach is a failed case.
+std::vector<validate_case> compare_results(const std::string& scenario, const run_result& sim, const run_result& live,
+                                           const tolerances& tol = {});
+
+}  // namespace vmlab

@@ -1,0 +1,29 @@
+// The live engine: the op stream as real processes on this host, measured through the
+// kernel's own reports.
+//
+// How it runs (entry points run_live and host_profile_overrides are in engine/engine.h):
+//  * A shadow sim_kernel receives every op first. It gives each mapping its address (the
+//    live engine maps at exactly that address, MAP_FIXED_NOREPLACE, in [16, 64) TiB where
+//    the C runtime has nothing) and it refuses the ops the model refuses (an op the model
+//    says kills the process — SIGSEGV — is recorded as a failure and not tried on the host).
+//  * Objects are memfds (shm) and sparse files in a fresh directory under /var/tmp. Each
+//    workload process is a worker process (worker.h), driven over a socketpair (driver.h).
+//  * Measurement: /proc/meminfo PageTables, folded with /proc/sys/vm/stat_refresh and read
+//    until it stops falling (page tables are freed after an RCU grace period); per process
+//    /proc/PID/status (VmPTE, Rss*) and /proc/PID/stat (minflt). The workload's share is
+//    what remains after removing each worker's baseline — see the notes in the result.
+#pragma once
+
+#include "vmlab/op.h"
+#include "vmlab/status.h"
+#include "vmlab/units.h"
+
+namespace vmlab::live {
+
+// An upper estimate of the host memory the op stream needs at its peak: anonymous memory
+// plus page cache (at most the objects' sizes) plus page tables, from a sim pass that
+// looks before every op that frees memory and at the end. invalid_argument for a
+// malformed stream.
+result<bytes> estimate_peak_memory(const op_stream& s);
+
+}  // namespace vmlab::live

@@ -1,0 +1,265 @@
+// The worker process. Everything here runs in a child of the driver and must stay
+// async-signal-safe and allocation-free: raw syscalls, stack variables, one buffer mapped
+// before the worker reports ready.
+#include "engine/live/worker.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <initializer_list>
+
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+namespace vmlab::live {
+namespace {
+
+constexpr size_t kBufBytes = (kMaxMessage + 4095) & ~size_t{4095};
+
+struct worker_state {
+  int ctl = -1;
+  pid_t driver = 0;
+  unsigned char* buf = nullptr;  // kBufBytes, private anonymous, faulted in
+};
+
+[[noreturn]] void quit(int code) { ::_exit(code); }
+
+bool send_reply(int ctl, int32_t err, int32_t kind, int64_t value) {
+  reply r;
+  r.err = err;
+  r.kind = kind;
+  r.value = value;
+  for (;;) {
+    ssize_t n = ::send(ctl, &r, sizeof r, MSG_NOSIGNAL);
+    if (n == static_cast<ssize_t>(sizeof r)) return true;
+    if (n < 0 && errno == EINTR) continue;
+    return false;
+  }
+}
+
+// Closes every descriptor >= 3 except ctl and those in keep (any order, duplicates allowed).
+void close_others(int ctl, const int* keep, size_t nkeep) {
+  int lo = 3;
+  for (;;) {
+    // The smallest kept fd >= lo (nkeep is small: the objects).
+    long next = ctl >= lo ? ctl : -1;
+    for (size_t i = 0; i < nkeep; ++i)
+      if (keep[i] >= lo && (next < 0 || keep[i] < next)) next = keep[i];
+    const unsigned hi = next < 0 ? ~0u : static_cast<unsigned>(next - 1);
+    if (next < 0 || next > lo) {
+      if (::syscall(SYS_close_range, static_cast<unsigned>(lo), hi, 0u) != 0) {
+        // Kernels before 5.9: close one at a time up to a generous bound.
+        const long last = next < 0 ? 65535 : next - 1;
+        for (long fd = lo; fd <= last; ++fd) ::close(static_cast<int>(fd));
+      }
+    }
+    if (next < 0) return;
+    lo = static_cast<int>(next) + 1;
+  }
+}
+
+// Faults in the stack the command loop will use, so that it never grows afterwards.
+__attribute__((noinline)) void prefault_stack() {
+  volatile unsigned char pad[64 * 1024];
+  for (size_t i = 0; i < sizeof pad; i += 1024) pad[i] = 0;
+}
+
+void prefault_buffer(unsigned char* buf) {
+  for (size_t i = 0; i < kBufBytes; i += 4096) reinterpret_cast<volatile unsigned char*>(buf)[i] = 0;
+}
+
+__attribute__((noinline)) uint64_t touch_range(uint64_t addr, uint64_t len, uint64_t stride, bool write) {
+  if (stride == 0) stride = 4096;
+  uint64_t n = 0;
+  for (uint64_t a = addr; a < addr + len; a += stride, ++n) {
+    volatile uint8_t* p = reinterpret_cast<volatile uint8_t*>(a);
+    if (write) {
+      *p = 1;
+    } else {
+      const uint8_t v = *p;
+      (void)v;
+    }
+  }
+  return n;
+}
+
+__attribute__((noinline)) uint64_t touch_pages(uint64_t base, const unsigned char* idx, uint32_t count, bool write) {
+  for (uint32_t i = 0; i < count; ++i) {
+    uint64_t pg;
+    std::memcpy(&pg, idx + size_t{i} * sizeof pg, sizeof pg);
+    volatile uint8_t* p = reinterpret_cast<volatile uint8_t*>(base + (pg << 12));
+    if (write) {
+      *p = 1;
+    } else {
+      const uint8_t v = *p;
+      (void)v;
+    }
+  }
+  return count;
+}
+
+// Carries out one command (not fork/exit); returns (errno, value).
+struct outcome {
+  int32_t err = 0;
+  int64_t value = 0;
+};
+
+__attribute__((noinline)) outcome handle(const command& c, const unsigned char* payload, size_t payload_bytes) {
+  outcome o;
+  void* addr = reinterpret_cast<void*>(c.addr);
+  switch (c.kind) {
+    case cmd_kind::mmap: {
+      void* p = ::mmap(addr, c.len, static_cast<int>(c.prot), c.map_flags | MAP_FIXED_NOREPLACE, c.fd, static_cast<off_t>(c.off));
+      if (p == MAP_FAILED) { o.err = errno; break; }
+      if (p != addr) {  // a kernel before 4.17 treats the flag as a hint
+        ::munmap(p, c.len);
+        o.err = EEXIST;
+        break;
+      }
+      // THP would replace PTE pages by huge PMD entries: keep the 4 KiB accounting.
+      if (::madvise(p, c.len, MADV_NOHUGEPAGE) != 0) o.err = errno;
+      break;
+    }
+    case cmd_kind::munmap:
+      if (::munmap(addr, c.len) != 0) o.err = errno;
+      break;
+    case cmd_kind::mprotect:
+      if (::mprotect(addr, c.len, static_cast<int>(c.prot)) != 0) o.err = errno;
+      break;
+    case cmd_kind::dontneed:
+      if (::madvise(addr, c.len, MADV_DONTNEED) != 0) o.err = errno;
+      break;
+    case cmd_kind::touch_range:
+      o.value = static_cast<int64_t>(touch_range(c.addr, c.len, c.stride, c.write != 0));
+      break;
+    case cmd_kind::touch_pages:
+      if (payload_bytes < size_t{c.count} * sizeof(uint64_t) || c.count > kPagesPerMessage) { o.err = EINVAL; break; }
+      o.value = static_cast<int64_t>(touch_pages(c.addr, payload, c.count, c.write != 0));
+      break;
+    case cmd_kind::ping:
+      break;
+    default:
+      o.err = EINVAL;
+  }
+  return o;
+}
+
+// Runs every code path of the command loop once with no effect, so that the text pages
+// (and the page tables mapping them) the loop needs are present before the baseline.
+void warm_up(worker_state& w) {
+  command c;
+  c.kind = cmd_kind::mmap;  // len 0: EINVAL
+  c.prot = PROT_READ;
+  c.map_flags = MAP_PRIVATE | MAP_ANONYMOUS;
+  handle(c, nullptr, 0);
+  c.kind = cmd_kind::munmap;
+  handle(c, nullptr, 0);
+  c.kind = cmd_kind::mprotect;
+  handle(c, nullptr, 0);
+  c.kind = cmd_kind::dontneed;
+  handle(c, nullptr, 0);
+  c.kind = cmd_kind::touch_range;
+  handle(c, nullptr, 0);
+  c.kind = cmd_kind::touch_pages;
+  handle(c, w.buf, 0);
+  char b;
+  (void)::recv(w.ctl, &b, 0, MSG_DONTWAIT | MSG_PEEK);
+  (void)::syscall(SYS_getpid);
+  prefault_stack();
+}
+
+// Per-process set-up that fork does not inherit, and the checks against a vanished driver.
+void attach(worker_state& w) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (::getppid() != w.driver) quit(3);  // the driver thread died before the prctl
+  ::prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+}
+
+[[noreturn]] void loop(worker_state& w) {
+  for (;;) {
+    iovec iov{w.buf, kMaxMessage};
+    alignas(cmsghdr) unsigned char cbuf[CMSG_SPACE(sizeof(int))];
+    msghdr mh{};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = cbuf;
+    mh.msg_controllen = sizeof cbuf;
+    const ssize_t n = ::recvmsg(w.ctl, &mh, MSG_CMSG_CLOEXEC);
+    if (n == 0) quit(0);  // the driver closed our channel: it is gone
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      quit(4);
+    }
+    int passed = -1;
+    for (cmsghdr* cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+      if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len >= CMSG_LEN(sizeof(int)))
+        std::memcpy(&passed, CMSG_DATA(cm), sizeof passed);
+    if (static_cast<size_t>(n) < sizeof(command)) quit(5);
+    command c;
+    std::memcpy(&c, w.buf, sizeof c);
+
+    if (c.kind == cmd_kind::exit) quit(0);
+    if (c.kind == cmd_kind::fork) {
+      if (passed < 0) {
+        if (!send_reply(w.ctl, EBADF, 0, 0)) quit(6);
+        continue;
+      }
+      // A fork whose child is the driver's child (CLONE_PARENT): same mm copy as fork(2).
+      const long r = ::syscall(SYS_clone, static_cast<unsigned long>(CLONE_PARENT | SIGCHLD), 0ul, nullptr, nullptr, 0ul);
+      if (r == 0) {
+        ::close(w.ctl);
+        w.ctl = passed;
+        attach(w);
+        prefault_buffer(w.buf);  // break COW on our own buffer and stack now
+        warm_up(w);
+        if (!send_reply(w.ctl, 0, 1, ::syscall(SYS_getpid))) quit(7);
+        continue;
+      }
+      const int32_t err = r < 0 ? errno : 0;
+      ::close(passed);
+      if (!send_reply(w.ctl, err, 0, r < 0 ? 0 : r)) quit(6);
+      continue;
+    }
+    if (passed >= 0) ::close(passed);
+    const outcome o = handle(c, w.buf + sizeof(command), static_cast<size_t>(n) - sizeof(command));
+    if (!send_reply(w.ctl, o.err, 0, o.value)) quit(6);
+  }
+}
+
+}  // namespace
+
+void worker_main(int ctl, pid_t driver_pid, const int* keep, size_t nkeep) {
+  worker_state w;
+  w.ctl = ctl;
+  w.driver = driver_pid;
+  attach(w);
+  // The driver's handlers (and masks) make no sense here: default dispositions.
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_DFL;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD, SIGSEGV, SIGBUS, SIGALRM, SIGUSR1, SIGUSR2})
+    ::sigaction(sig, &sa, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  close_others(ctl, keep, nkeep);
+
+  void* b = ::mmap(nullptr, kBufBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (b == MAP_FAILED) quit(8);
+  ::madvise(b, kBufBytes, MADV_NOHUGEPAGE);
+  w.buf = static_cast<unsigned char*>(b);
+  prefault_buffer(w.buf);
+  warm_up(w);
+  if (!send_reply(w.ctl, 0, 1, ::syscall(SYS_getpid))) quit(7);
+  loop(w);
+}
+
+}  // namespace vmlab::live

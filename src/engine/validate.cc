@@ -1,0 +1,57 @@
+// Sim versus live: the figures `vmlab validate` puts side by side.
+#include <cmath>
+#include <map>
+
+#include "engine/engine.h"
+#include "report/report.h"
+
+namespace vmlab {
+namespace {
+
+validate_case make_case(const std::string& scenario, const std::string& figure, const std::string& at, uint32_t pid,
+                        double sim, double live, double rel_tol, double abs_tol) {
+  validate_case c;
+  c.scenario = scenario;
+  c.figure = figure;
+  c.at = at;
+  c.pid = pid;
+  c.sim = sim;
+  c.live = live;
+  const double diff = std::fabs(sim - live);
+  c.rel_error = diff / std::max(std::fabs(live), 1.0);
+  c.tolerance = std::max(rel_tol * std::fabs(live), abs_tol);
+  c.ok = diff <= c.tolerance;
+  return c;
+}
+
+}  // namespace
+
+std::vector<validate_case> compare_results(const std::string& scenario, const run_result& sim, const run_result& live,
+                                           const tolerances& tol) {
+  std::vector<validate_case> out;
+  for (size_t i = 0; i < sim.samples.size(); ++i) {
+    const sample& s = sim.samples[i];
+    const sample* l = i < live.samples.size() && live.samples[i].name == s.name ? &live.samples[i] : nullptr;
+    if (!l) {
+      validate_case c = make_case(scenario, "sample_missing_in_live", s.name, 0, 1, 0, 0, 0);
+      c.ok = false;
+      out.push_back(c);
+      continue;
+    }
+    std::map<uint32_t, const proc_sample*> live_procs;
+    for (const auto& p : l->procs) live_procs[p.pid] = &p;
+    for (const auto& p : s.procs) {
+      auto it = live_procs.find(p.pid);
+      const double lv = it == live_procs.end() ? -1.0 : double(it->second->vmpte_workload);
+      validate_case c = make_case(scenario, "VmPTE_growth", s.name, p.pid, double(p.vmpte_workload), lv, tol.proc_rel,
+                                  double(tol.proc_abs));
+      if (lv < 0) c.ok = false;
+      out.push_back(c);
+    }
+    out.push_back(make_case(scenario, "PageTables_growth", s.name, 0, double(s.page_tables_workload),
+                            double(l->page_tables_workload), tol.system_rel, double(tol.system_abs)));
+  }
+  return out;
+}
+
+}  // namespace vmlab

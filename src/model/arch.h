@@ -1,0 +1,60 @@
+// Paging formats: the shape of the page-table tree, as data.
+//
+// Kernel: arch/x86/include/asm/pgtable-{2level,3level}_types.h, pgtable_64_types.h,
+// include/asm-generic/pgtable-nop{4d,ud,md}.h. Linux folds a missing level into a
+// one-entry table so that one walker serves 2- to 5-level formats; vmlab does the same by
+// listing only the levels a format really has (a folded level has no table and costs 0
+// bytes), and every walker loops over that list.
+//
+// Invariants:
+//  1. levels[0] is the PGD and levels[n-1] the PTE level; shifts strictly decrease.
+//  2. levels[n-1].shift == page_shift.
+//  3. entries(i) * entry_bytes(i) == table_bytes(i), except the PAE PGD (32 bytes) and the
+//     PTI PGD (order-1, 8 KiB), which are described by pgd_bytes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "vmlab/run_result.h"
+#include "vmlab/units.h"
+
+namespace vmlab {
+
+struct pt_level {
+  level lvl = level::pte;
+  uint8_t shift = 12;       // address bits below this level's index
+  uint16_t entries = 512;   // PTRS_PER_xxx
+  uint8_t entry_bytes = 8;  // sizeof(pte_t) etc.
+  [[nodiscard]] uint64_t span() const { return uint64_t{1} << shift; }      // one entry maps
+  [[nodiscard]] uint64_t table_span() const { return span() * entries; }   // one table maps
+  [[nodiscard]] uint64_t table_bytes() const { return uint64_t{entries} * entry_bytes; }
+};
+
+struct paging_format {
+  std::string name;                 // "x86-64-4level", "i386-pae", ...
+  uint8_t nr_levels = 4;            // levels that really exist (not folded)
+  std::array<pt_level, kLevels> levels{};
+  uint8_t page_shift = 12;
+  vaddr task_size = 0;              // TASK_SIZE: first address user space cannot map
+  uint8_t preallocated_pmds = 0;    // PAE: PMD pages allocated with the PGD (pgd_alloc)
+  bool pgd_from_slab = false;       // PAE: the 32-byte PGD comes from a kmem_cache
+
+  [[nodiscard]] const pt_level& at(int i) const { return levels[i]; }
+  [[nodiscard]] const pt_level& pte() const { return levels[nr_levels - 1]; }
+  [[nodiscard]] bytes page_size() const { return bytes{1} << page_shift; }
+  // The level index (0..nr_levels-1) of kernel level l, or -1 when l is folded.
+  [[nodiscard]] int index_of(level l) const;
+  // Index of `addr` in the table at level i.
+  [[nodiscard]] uint32_t index(int i, vaddr addr) const {
+    return static_cast<uint32_t>((addr >> levels[i].shift) & (levels[i].entries - 1u));
+  }
+};
+
+// The formats vmlab knows, by name; nullptr for an unknown name.
+const paging_format* find_paging_format(const std::string& name);
+// "x86-64-4level, x86-64-5level, i386-2level, i386-pae" for error messages.
+std::string paging_format_names();
+
+}  // namespace vmlab

@@ -1,0 +1,131 @@
+// Address-space life cycle: mm creation, fork (dup_mm + copy_page_range) and exit.
+//
+// Kernel: kernel/fork.c dup_mm/dup_mmap, mm/memory.c copy_page_range/vma_needs_copy/
+// copy_pte_range/copy_present_pte, mm/mmap.c exit_mmap.
+//
+// vma_needs_copy() (2.6.14+, Nick Piggin's "lazy page table copies in fork"): a VMA's
+// page tables are copied only if it has an anon_vma (private VMAs that took an anonymous
+// page; a private anonymous VMA that was only read maps the zero page and has none), so
+// shared mappings are refilled by faults in the child. Before 2.6.14 every VMA was copied.
+// copy_p?d_range allocates the child's table whenever the parent has one at that place,
+// even if nothing below is present; copy_present_pte write-protects COW pages in both.
+//
+// Ordering at exit: zap every VMA (unmap_vmas), free every table (free_pgtables with
+// floor 0 and ceiling 0), then the PGD (pgd_free, taking PAE's preallocated PMDs with it).
+#include "model/kernel.h"
+
+namespace vmlab {
+namespace {
+
+uint64_t& object_rss(const kernel& k, mm_struct& mm, const vm_area_struct& v) {
+  return k.objects[v.object].kind == object_kind::file ? mm.rss.file : mm.rss.shmem;
+}
+
+void copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_table* s, pte_table* d, vaddr base) {
+  if (!s->present) return;
+  const uint32_t entries = k.prof.paging.pte().entries;
+  const vaddr span = vaddr{entries} << 12;
+  const uint32_t from = v.vm_start > base ? uint32_t((v.vm_start - base) >> 12) : 0;
+  const uint32_t to = v.vm_end < base + span ? uint32_t((v.vm_end - base) >> 12) : entries;
+  if (from == 0 && to == entries && s->is_full() && !s->anon && !s->writable && !d->present) {
+    k.store.set_full(d);  // the common shared case: one pointer, no per-entry work
+    if (!v.is_anon()) object_rss(k, dst, v) += entries;
+    return;
+  }
+  k.store.own_present(d);
+  for (uint32_t i = from; i < to; ++i) {
+    if (!s->test(i)) continue;
+    d->present[i >> 6] |= uint64_t{1} << (i & 63);
+    ++d->nr_present;
+    const uint32_t id = s->anon ? s->anon[i] : 0;
+    if (id) {
+      k.store.ensure_anon(d, entries);
+      d->anon[i] = id;
+      k.pm.get_anon(id);
+      ++dst.rss.anon;
+    } else if (!v.is_anon()) {
+      ++object_rss(k, dst, v);
+    }
+    if (s->writable && (s->writable[i >> 6] >> (i & 63)) & 1) {
+      if (v.is_cow()) {
+        s->writable[i >> 6] &= ~(uint64_t{1} << (i & 63));  // ptep_set_wrprotect in the parent
+      } else {
+        k.store.ensure_writable(d);
+        d->writable[i >> 6] |= uint64_t{1} << (i & 63);
+      }
+    }
+  }
+  if (d->nr_present == d->nwords * 64) k.store.set_full(d);
+}
+
+status copy_level(kernel& k, mm_struct& dst, const vm_area_struct& v, int idx, pt_dir* sd, pt_dir* dd, vaddr addr, vaddr end) {
+  const paging_format& f = k.prof.paging;
+  const uint64_t span = f.at(idx).span();
+  while (addr < end) {
+    const vaddr next = std::min<vaddr>((addr + span) & ~(span - 1), end);
+    const uint32_t i = f.index(idx, addr);
+    if (void* s = sd->slot[i]) {
+      void*& d = dd->slot[i];
+      if (!d) {
+        d = pt_alloc(k, dst, idx + 1);
+        if (!d) return oom_status(k, "a page-table page (fork)");
+        ++dd->nr_used;
+      }
+      if (idx + 1 == f.nr_levels - 1)
+        copy_pte_table(k, dst, v, static_cast<pte_table*>(s), static_cast<pte_table*>(d), addr & ~(span - 1));
+      else if (status st = copy_level(k, dst, v, idx + 1, static_cast<pt_dir*>(s), static_cast<pt_dir*>(d), addr, next); !st.ok())
+        return st;
+    }
+    addr = next;
+  }
+  return {};
+}
+
+}  // namespace
+
+result<mm_struct*> mm_create(kernel& k, uint32_t pid) {
+  auto mm = std::make_unique<mm_struct>();
+  mm->pid = pid;
+  if (!pgd_alloc(k, *mm)) return oom_status(k, "a PGD");
+  mm_struct* raw = mm.get();
+  k.mms[pid] = std::move(mm);
+  return raw;
+}
+
+status copy_page_range(kernel& k, mm_struct& dst, mm_struct& src, const vm_area_struct& v) {
+  k.cache_mm = nullptr;
+  return copy_level(k, dst, v, 0, src.pgd, dst.pgd, v.vm_start, v.vm_end);
+}
+
+status dup_mm(kernel& k, mm_struct& parent, uint32_t child_pid) {
+  auto r = mm_create(k, child_pid);
+  if (!r.ok()) return r.error();
+  mm_struct& child = *r.value();
+  child.maps = parent.maps;
+  for (const auto& [start, v] : parent.vmas) {
+    vm_area_struct cv = v;
+    cv.locked = false;  // VM_LOCKED is not inherited across fork
+    child.vmas.emplace(start, cv);
+    const bool needs_copy = !k.prof.fork_skips_shared || v.has_anon_vma;
+    if (needs_copy)
+      if (status s = copy_page_range(k, child, parent, v); !s.ok()) {
+        exit_mmap(k, child_pid);  // dup_mmap failed: the half-built mm is torn down (mmput)
+        return s;
+      }
+  }
+  return {};
+}
+
+void exit_mmap(kernel& k, uint32_t pid) {
+  auto it = k.mms.find(pid);
+  if (it == k.mms.end()) return;
+  mm_struct& mm = *it->second;
+  for (const auto& [start, v] : mm.vmas) zap_range(k, mm, v, v.vm_start, v.vm_end, false);
+  mm.vmas.clear();
+  free_all_tables(k, mm);
+  pgd_free(k, mm);
+  k.cache_mm = nullptr;
+  k.mms.erase(it);
+}
+
+}  // namespace vmlab

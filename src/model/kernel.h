@@ -1,0 +1,90 @@
+// The simulated kernel's state and the internal entry points of each mm/ concept.
+//
+// Why one struct: the model is a set of free functions over one state, grouped in files
+// the way Linux groups mm/ (memory.cc: faults, zap, copy_page_range, free_pgtables;
+// mmap.cc: the VMA tree; madvise.cc; fork.cc). sim_kernel (the public face) owns it.
+//
+// Ordering (as in the kernel): munmap = split VMAs, zap the PTEs (unmap_vmas), remove the
+// VMAs, then free_pgtables with the floor/ceiling of the surviving neighbours. exit =
+// zap everything, free every table, then the PGD.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/mm_types.h"
+#include "model/phys.h"
+#include "model/profile.h"
+#include "vmlab/status.h"
+
+namespace vmlab {
+
+struct kernel {
+  kernel(kernel_profile p, uint64_t total_pages);
+  kernel_profile prof;
+  phys pm;
+  pt_store store;
+  std::vector<mem_object> objects;
+  std::map<uint32_t, std::unique_ptr<mm_struct>> mms;
+  uint64_t faults = 0;
+  uint64_t cow_faults = 0;
+  uint64_t next_anon_vma = 1;
+  peaks peak;  // maxima over the run, kept at the alloc sites
+  // One-entry walk cache: the PTE table last found for (mm, table-aligned address).
+  // Cleared whenever any table is freed.
+  mm_struct* cache_mm = nullptr;
+  vaddr cache_base = 1;
+  pte_table* cache_pte = nullptr;
+};
+
+std::string fmt_hex(uint64_t v);
+
+// ENOMEM as the kernel would report it from a page fault or an allocation.
+status oom_status(const kernel& k, const char* what);
+
+// --- pgalloc.cc: allocation and accounting of page-table nodes ---
+pt_dir* pgd_alloc(kernel& k, mm_struct& mm);       // nullptr on ENOMEM
+void pgd_free(kernel& k, mm_struct& mm);
+void* pt_alloc(kernel& k, mm_struct& mm, int idx);  // idx: level index 1..n-1
+void pt_put(kernel& k, mm_struct& mm, int idx, void* node);  // drop this mm's reference
+
+// --- memory.cc ---
+// The PTE table for `addr`, allocating missing levels when `alloc`; nullptr when absent
+// or (alloc) when memory ran out — *oom tells which.
+pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom);
+// Faults in the pages selected by `mask` (bit i = entry i) of the PTE table at `base`,
+// which lie inside `vma`, for a read or a write.
+status fault_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint64_t* mask, bool write);
+// One access at addr inside vma: the fast path for single-page faults.
+status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write);
+// Faults in every page of [start, end) (inside one VMA), stepping `stride` bytes.
+status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, vaddr end, bytes stride, bool write);
+// Clears the PTEs of [start, end) inside `vma` (zap_page_range); with `reclaim_pt`, PTE
+// pages left empty are freed (CONFIG_PT_RECLAIM, madvise path only).
+void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start, vaddr end, bool reclaim_pt);
+// free_pgtables() for the gap left by removed VMAs spanning [start, end).
+void free_pgtables(kernel& k, mm_struct& mm, vaddr start, vaddr end, vaddr floor, vaddr ceiling);
+// copy_page_range() at fork for one VMA. Returns ENOMEM status on failure.
+status copy_page_range(kernel& k, mm_struct& dst, mm_struct& src, const vm_area_struct& vma);
+// Frees every table of mm (exit), but not the PGD.
+void free_all_tables(kernel& k, mm_struct& mm);
+// Write-protects the PTEs of [start, end) (mprotect removing PROT_WRITE).
+void wrprotect_range(kernel& k, mm_struct& mm, vaddr start, vaddr end);
+
+// --- mmap.cc ---
+result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o);
+status do_munmap(kernel& k, mm_struct& mm, vaddr start, vaddr end);
+status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t prot);
+status do_madvise_dontneed(kernel& k, mm_struct& mm, vaddr start, vaddr end);
+// The VMA containing addr, or nullptr.
+vm_area_struct* find_vma(mm_struct& mm, vaddr addr);
+
+// --- fork.cc ---
+result<mm_struct*> mm_create(kernel& k, uint32_t pid);
+status dup_mm(kernel& k, mm_struct& parent, uint32_t child_pid);
+void exit_mmap(kernel& k, uint32_t pid);
+
+}  // namespace vmlab

@@ -1,0 +1,360 @@
+// Faults, zap, copy_page_range and free_pgtables: the model's mm/memory.c.
+//
+// Kernel (6.x unless noted): handle_mm_fault -> do_anonymous_page (read: zero page, no
+// anon_vma), do_read_fault (fault-around via ->map_pages, then __do_fault), do_cow_fault,
+// do_shared_fault, do_wp_page (reuse when the anon page is mapped once, else copy);
+// zap_pte_range (+ CONFIG_PT_RECLAIM), copy_page_range/vma_needs_copy, free_pgd_range.
+//
+// Everything works a PTE page at a time on 64-entry words. A fault is counted per
+// faulting access, as the kernel counts min_flt: fault-around maps several pages for one.
+//
+// Simplifications: shm and tmpfs pages never leave the page cache (no reclaim); shared
+// file mappings use write-notify (a read-mapped page faults again on first write), shm
+// does not; mprotect(PROT_WRITE) does not pre-set PTE write bits (6.x sets them for
+// exclusive anon pages: one fault fewer per such page, no page-table difference).
+#include <algorithm>
+
+#include "model/kernel.h"
+
+namespace vmlab {
+namespace {
+
+constexpr uint64_t bit(uint32_t i) { return uint64_t{1} << (i & 63); }
+
+struct table_view {
+  uint32_t entries;  // PTRS_PER_PTE
+  uint32_t nwords;
+};
+
+table_view view_of(const kernel& k) {
+  const uint32_t e = k.prof.paging.pte().entries;
+  return {e, e / 64};
+}
+
+// Sets mask[] bits [from, to) (entry indices).
+void set_bits(uint64_t* mask, uint32_t from, uint32_t to) {
+  while (from < to) {
+    const uint32_t w = from >> 6, b = from & 63;
+    const uint32_t n = std::min<uint32_t>(64 - b, to - from);
+    mask[w] |= (n == 64 ? ~uint64_t{0} : ((uint64_t{1} << n) - 1)) << b;
+    from += n;
+  }
+}
+
+// Page-cache residency of the object pages behind entries [0, entries) of the table at
+// `base`, restricted to entries inside the VMA (others read as not resident).
+void resident_bits(const kernel& k, const vm_area_struct& vma, vaddr base, uint64_t* out) {
+  const table_view tv = view_of(k);
+  std::fill(out, out + tv.nwords, 0);
+  const mem_object& obj = k.objects[vma.object];
+  const vaddr lo = std::max(base, vma.vm_start);
+  const vaddr hi = std::min(base + (vaddr{tv.entries} << 12), vma.vm_end);
+  for (vaddr a = lo; a < hi; a += 4096) {
+    const uint64_t pg = vma.pgoff + ((a - vma.vm_start) >> 12);
+    if (obj.is_resident(pg)) { const uint32_t i = uint32_t((a - base) >> 12); out[i >> 6] |= bit(i); }
+  }
+}
+
+// Puts the object page behind entry i into the page cache.
+bool make_resident(kernel& k, const vm_area_struct& vma, vaddr base, uint32_t i) {
+  mem_object& obj = k.objects[vma.object];
+  const uint64_t pg = vma.pgoff + ((base + (vaddr{i} << 12) - vma.vm_start) >> 12);
+  if (obj.is_resident(pg)) return true;
+  if (!k.pm.try_charge(1)) return false;
+  obj.resident[pg >> 6] |= bit(uint32_t(pg & 63));
+  ++obj.nr_resident;
+  ++k.pm.cache_pages;
+  return true;
+}
+
+uint64_t& rss_for_object(const kernel& k, mm_struct& mm, const vm_area_struct& vma) {
+  return k.objects[vma.object].kind == object_kind::file ? mm.rss.file : mm.rss.shmem;
+}
+
+// Marks entries in `m` (one word) present; returns how many were newly set.
+void map_word(kernel& k, pte_table* t, uint32_t w, uint64_t m) {
+  if (!m) return;
+  k.store.own_present(t);
+  t->present[w] |= m;
+  t->nr_present = static_cast<uint16_t>(t->nr_present + popcount64(m));
+}
+
+void maybe_full(kernel& k, pte_table* t) {
+  if (t->nr_present == t->nwords * 64 && !t->is_full()) k.store.set_full(t);
+}
+
+// Private/shared write-notify mappings track PTE write permission explicitly.
+bool tracks_writable(const kernel& k, const vm_area_struct& vma) {
+  return vma.is_cow() || (!vma.is_anon() && k.objects[vma.object].kind == object_kind::file);
+}
+
+// The window do_fault_around() maps around entry p: aligned down to fault_around_pages,
+// clipped to the VMA and to this PTE page. Returns [from, to).
+std::pair<uint32_t, uint32_t> fault_around_window(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t p) {
+  const uint32_t n = static_cast<uint32_t>(k.prof.fault_around_bytes >> 12);
+  const uint32_t entries = view_of(k).entries;
+  const uint32_t vma_first = vma.vm_start <= base ? 0 : uint32_t((vma.vm_start - base) >> 12);
+  const uint32_t vma_last = vma.vm_end >= base + (vaddr{entries} << 12) ? entries : uint32_t((vma.vm_end - base) >> 12);
+  const uint32_t from = std::max(p & ~(n - 1), vma_first);
+  const uint32_t to = std::min({from + n, entries, vma_last});
+  return {from, to};
+}
+
+// Read faults on a file/shm VMA (private or shared): do_read_fault with fault-around.
+status read_fault_object(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_table* t, uint64_t* need) {
+  const table_view tv = view_of(k);
+  uint64_t res[kMaxPteWords];
+  resident_bits(k, vma, base, res);
+  uint64_t& rss = rss_for_object(k, mm, vma);
+  const bool fa = k.prof.fault_around_bytes > 4096;
+  const bool wr_now = vma.shared && vma.writable() && !tracks_writable(k, vma);
+  for (uint32_t w = 0; w < tv.nwords; ++w) {
+    while (need[w]) {
+      const uint32_t p = w * 64 + uint32_t(__builtin_ctzll(need[w]));
+      ++k.faults;
+      ++mm.min_flt;
+      uint64_t win[kMaxPteWords] = {};
+      if (fa) {
+        auto [from, to] = fault_around_window(k, vma, base, p);
+        set_bits(win, from, to);
+      }
+      win[w] |= bit(p);
+      if (!(res[w] & bit(p))) {
+        if (!make_resident(k, vma, base, p)) return oom_status(k, "a page-cache page");
+        res[w] |= bit(p);
+      }
+      for (uint32_t x = 0; x < tv.nwords; ++x) {
+        const uint64_t m = win[x] & res[x] & ~t->word(x);
+        map_word(k, t, x, m);
+        rss += uint64_t(popcount64(m));
+        need[x] &= ~m;
+      }
+      (void)wr_now;  // shm PTEs are writable iff the VMA is: nothing to record
+    }
+  }
+  maybe_full(k, t);
+  return {};
+}
+
+// Write to a PTE that is present but not writable (do_wp_page): reuse an anon page that
+// is mapped only here, otherwise copy (COW). Shared write-notify mappings just upgrade.
+status wp_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, pte_table* t, uint32_t i) {
+  ++k.faults;
+  ++mm.min_flt;
+  k.store.ensure_writable(t);
+  if (vma.is_cow()) {
+    k.store.ensure_anon(t, view_of(k).entries);
+    const uint32_t old = t->anon[i];
+    if (!(old && k.pm.mapcount(old) == 1)) {
+      if (!k.pm.try_charge(1)) return oom_status(k, "an anonymous page (COW)");
+      t->anon[i] = k.pm.alloc_anon();
+      ++k.cow_faults;
+      if (old) {
+        k.pm.put_anon(old);  // anon replaces anon: RSS unchanged
+      } else {
+        ++mm.rss.anon;  // replaces the zero page or a page-cache page
+        if (!vma.is_anon()) --rss_for_object(k, mm, vma);
+      }
+      if (!vma.has_anon_vma) { vma.has_anon_vma = true; vma.anon_vma_id = k.next_anon_vma++; }
+    }
+  }
+  t->writable[i >> 6] |= bit(i);
+  return {};
+}
+
+// Write faults on not-present entries.
+status write_fault_none(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_table* t, uint32_t w, uint64_t m) {
+  if (vma.shared) {
+    for (uint64_t b = m; b; b &= b - 1)
+      if (!make_resident(k, vma, base, w * 64 + uint32_t(__builtin_ctzll(b)))) return oom_status(k, "a page-cache page");
+    if (tracks_writable(k, vma)) { k.store.ensure_writable(t); t->writable[w] |= m; }
+    map_word(k, t, w, m);
+    rss_for_object(k, mm, vma) += uint64_t(popcount64(m));
+  } else {
+    // do_anonymous_page (write) or do_cow_fault: a fresh anonymous page per entry.
+    const uint64_t n = uint64_t(popcount64(m));
+    if (!vma.is_anon())
+      for (uint64_t b = m; b; b &= b - 1)
+        if (!make_resident(k, vma, base, w * 64 + uint32_t(__builtin_ctzll(b)))) return oom_status(k, "a page-cache page");
+    if (!k.pm.try_charge(n)) return oom_status(k, "an anonymous page");
+    k.store.ensure_writable(t);
+    k.store.ensure_anon(t, view_of(k).entries);
+    for (uint64_t b = m; b; b &= b - 1) t->anon[w * 64 + uint32_t(__builtin_ctzll(b))] = k.pm.alloc_anon();
+    t->writable[w] |= m;
+    map_word(k, t, w, m);
+    mm.rss.anon += n;
+    if (!vma.has_anon_vma) { vma.has_anon_vma = true; vma.anon_vma_id = k.next_anon_vma++; }
+  }
+  k.faults += uint64_t(popcount64(m));
+  mm.min_flt += uint64_t(popcount64(m));
+  return {};
+}
+
+}  // namespace
+
+pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom) {
+  const paging_format& f = k.prof.paging;
+  const vaddr base = addr & ~(f.pte().table_span() - 1);
+  if (k.cache_mm == &mm && k.cache_base == base) return k.cache_pte;
+  pt_dir* d = mm.pgd;
+  for (int i = 0; i < f.nr_levels - 1; ++i) {
+    void*& s = d->slot[f.index(i, addr)];
+    if (!s) {
+      if (!alloc) return nullptr;
+      s = pt_alloc(k, mm, i + 1);
+      if (!s) { *oom = true; return nullptr; }
+      ++d->nr_used;
+    }
+    if (i == f.nr_levels - 2) {
+      k.cache_mm = &mm;
+      k.cache_base = base;
+      k.cache_pte = static_cast<pte_table*>(s);
+      return k.cache_pte;
+    }
+    d = static_cast<pt_dir*>(s);
+  }
+  return nullptr;
+}
+
+status fault_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint64_t* mask, bool write) {
+  bool oom = false;
+  pte_table* t = pte_walk(k, mm, base, true, &oom);
+  if (!t) return oom_status(k, "a page-table page");
+  const table_view tv = view_of(k);
+  uint64_t need[kMaxPteWords];
+  bool any_need = false;
+  for (uint32_t w = 0; w < tv.nwords; ++w) { need[w] = mask[w] & ~t->word(w); any_need |= need[w] != 0; }
+
+  if (write) {
+    for (uint32_t w = 0; w < tv.nwords; ++w) {
+      if (need[w]) if (status s = write_fault_none(k, mm, vma, base, t, w, need[w]); !s.ok()) return s;
+      // Present but write-protected entries (COW, zero page, write-notify).
+      if (tracks_writable(k, vma) && vma.writable()) {
+        uint64_t wp = mask[w] & t->word(w) & ~(t->writable ? t->writable[w] : 0) & ~need[w];
+        for (; wp; wp &= wp - 1)
+          if (status s = wp_fault(k, mm, vma, t, w * 64 + uint32_t(__builtin_ctzll(wp))); !s.ok()) return s;
+      }
+    }
+    maybe_full(k, t);
+    return {};
+  }
+  if (!any_need) return {};
+  if (vma.is_anon()) {
+    // do_anonymous_page, read: map the zero page; no anon_vma, no RSS.
+    for (uint32_t w = 0; w < tv.nwords; ++w) {
+      map_word(k, t, w, need[w]);
+      k.faults += uint64_t(popcount64(need[w]));
+      mm.min_flt += uint64_t(popcount64(need[w]));
+    }
+    maybe_full(k, t);
+    return {};
+  }
+  return read_fault_object(k, mm, vma, base, t, need);
+}
+
+status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write) {
+  bool oom = false;
+  pte_table* t = pte_walk(k, mm, addr, true, &oom);
+  if (!t) return oom_status(k, "a page-table page");
+  const table_view tv = view_of(k);
+  const uint32_t i = uint32_t((addr >> 12) & (tv.entries - 1));
+  const uint32_t w = i >> 6;
+  const uint64_t b = bit(i);
+  if (t->test(i)) {
+    // Present: only a write to a write-protected entry faults.
+    if (!write || !tracks_writable(k, vma) || (t->writable && (t->writable[w] & b))) return {};
+  } else if (vma.is_anon() && !write) {
+    map_word(k, t, w, b);  // the zero page
+    ++k.faults;
+    ++mm.min_flt;
+    maybe_full(k, t);
+    return {};
+  } else if (vma.is_anon() || (vma.shared && write)) {
+    status s = write_fault_none(k, mm, vma, addr & ~((vaddr{tv.entries} << 12) - 1), t, w, b);
+    maybe_full(k, t);
+    return s;
+  }
+  // Everything else (fault-around reads, COW of file pages, write-protect faults).
+  uint64_t mask[kMaxPteWords] = {};
+  mask[w] = b;
+  return fault_table(k, mm, vma, addr & ~((vaddr{tv.entries} << 12) - 1), mask, write);
+}
+
+status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, vaddr end, bytes stride, bool write) {
+  const table_view tv = view_of(k);
+  const vaddr span = vaddr{tv.entries} << 12;
+  if (stride < 4096) stride = 4096;
+  for (vaddr base = start & ~(span - 1); base < end; base += span) {
+    uint64_t mask[kMaxPteWords] = {};
+    const vaddr lo = std::max(base, start), hi = std::min(base + span, end);
+    if (stride == 4096) {
+      set_bits(mask, uint32_t((lo - base) >> 12), uint32_t((hi - base + 4095) >> 12));
+    } else {
+      // First touched address at or after lo on the stride grid from start.
+      vaddr a = start + div_round_up(lo - start, stride) * stride;
+      for (; a < hi; a += stride) { const uint32_t i = uint32_t((a - base) >> 12); mask[i >> 6] |= bit(i); }
+      bool any = false;
+      for (uint32_t w = 0; w < tv.nwords; ++w) any |= mask[w] != 0;
+      if (!any) continue;
+    }
+    if (status s = fault_table(k, mm, vma, base, mask, write); !s.ok()) return s;
+  }
+  return {};
+}
+
+void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start, vaddr end, bool reclaim_pt) {
+  const paging_format& f = k.prof.paging;
+  const table_view tv = view_of(k);
+  const vaddr span = vaddr{tv.entries} << 12;
+  for (vaddr base = start & ~(span - 1); base < end; base += span) {
+    bool oom = false;
+    pte_table* t = pte_walk(k, mm, base, false, &oom);
+    if (!t) continue;
+    const vaddr lo = std::max(base, start), hi = std::min(base + span, end);
+    uint64_t mask[kMaxPteWords] = {};
+    set_bits(mask, uint32_t((lo - base) >> 12), uint32_t((hi - base) >> 12));
+    if (t->present) {
+      for (uint32_t w = 0; w < tv.nwords; ++w) {
+        const uint64_t m = mask[w] & t->word(w);
+        if (!m) continue;
+        uint64_t anon_n = 0;
+        if (t->anon)
+          for (uint64_t b = m; b; b &= b - 1) {
+            uint32_t& id = t->anon[w * 64 + uint32_t(__builtin_ctzll(b))];
+            if (id) { k.pm.put_anon(id); id = 0; ++anon_n; }
+          }
+        mm.rss.anon -= anon_n;
+        if (!vma.is_anon()) rss_for_object(k, mm, vma) -= uint64_t(popcount64(m)) - anon_n;
+        k.store.own_present(t);
+        t->present[w] &= ~m;
+        if (t->writable) t->writable[w] &= ~m;
+        t->nr_present = static_cast<uint16_t>(t->nr_present - popcount64(m));
+      }
+      if (t->nr_present == 0) { k.store.clear_present(t); k.store.drop_private(t); }
+    }
+    // PT_RECLAIM: only for a zap covering this PTE page's whole span (reclaim_pt_is_enabled:
+    // end - start >= PMD_SIZE), and only if every entry is now none. The PMD page stays.
+    if (reclaim_pt && k.prof.pt_reclaim && hi - lo == span && t->nr_present == 0) {
+      pt_dir* d = mm.pgd;
+      for (int i = 0; i < f.nr_levels - 2; ++i) d = static_cast<pt_dir*>(d->slot[f.index(i, base)]);
+      d->slot[f.index(f.nr_levels - 2, base)] = nullptr;
+      --d->nr_used;
+      pt_put(k, mm, f.nr_levels - 1, t);
+    }
+  }
+}
+
+void wrprotect_range(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
+  const table_view tv = view_of(k);
+  const vaddr span = vaddr{tv.entries} << 12;
+  for (vaddr base = start & ~(span - 1); base < end; base += span) {
+    bool oom = false;
+    pte_table* t = pte_walk(k, mm, base, false, &oom);
+    if (!t || !t->writable) continue;
+    uint64_t mask[kMaxPteWords] = {};
+    set_bits(mask, uint32_t((std::max(base, start) - base) >> 12), uint32_t((std::min(base + span, end) - base) >> 12));
+    for (uint32_t w = 0; w < tv.nwords; ++w) t->writable[w] &= ~mask[w];
+  }
+}
+
+}  // namespace vmlab

@@ -1,0 +1,69 @@
+// Address spaces, VMAs and the objects they map: the model's mm_types.h.
+//
+// Kernel: include/linux/mm_types.h (struct mm_struct, struct vm_area_struct),
+// mm/shmem.c and the page cache for shared objects. Each field says what it means, its
+// unit, and which operation maintains it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/pgtable.h"
+#include "vmlab/op.h"
+#include "vmlab/run_result.h"
+
+namespace vmlab {
+
+// A shm segment or a file, with its page cache. Pages enter the cache on first fault and
+// stay (no reclaim is modelled; see phys.h).
+struct mem_object {
+  object_kind kind = object_kind::shm;
+  uint64_t nr_pages = 0;
+  std::vector<uint64_t> resident;  // page-cache presence bitmap, one bit per page
+  uint64_t nr_resident = 0;
+  [[nodiscard]] bool is_resident(uint64_t pg) const { return (resident[pg >> 6] >> (pg & 63)) & 1; }
+};
+
+struct vm_area_struct {
+  vaddr vm_start = 0;  // first byte (page aligned)
+  vaddr vm_end = 0;    // first byte past the end
+  uint8_t prot = 0;    // prot_bits; changed by mprotect
+  bool shared = false; // VM_SHARED
+  bool locked = false; // VM_LOCKED
+  int32_t object = -1; // index into sim objects; -1 = anonymous
+  uint64_t pgoff = 0;  // object page of vm_start; for anonymous VMAs vm_start >> PAGE_SHIFT
+  // Set by the first fault that allocates an anonymous page in a private VMA
+  // (anon_vma_prepare), inherited at fork. vma_needs_copy() asks for it.
+  bool has_anon_vma = false;
+  // Which anon_vma (lineage) for merge decisions: VMAs merge only with the same one or none.
+  uint64_t anon_vma_id = 0;
+
+  [[nodiscard]] bool writable() const { return prot & prot_write; }
+  [[nodiscard]] bool is_anon() const { return object < 0; }
+  // is_cow_mapping(): private and may become writable. We treat every private VMA as
+  // such (mprotect may add PROT_WRITE later; VM_MAYWRITE is always set for ours).
+  [[nodiscard]] bool is_cow() const { return !shared; }
+  [[nodiscard]] uint64_t pages() const { return (vm_end - vm_start) >> 12; }
+};
+
+// Per-mm RSS counters (MM_ANONPAGES, MM_FILEPAGES, MM_SHMEMPAGES), in pages.
+struct mm_rss {
+  uint64_t anon = 0, file = 0, shmem = 0;
+};
+
+struct mm_struct {
+  uint32_t pid = 0;
+  pt_dir* pgd = nullptr;
+  std::map<vaddr, vm_area_struct> vmas;  // by vm_start; sorted, non-overlapping
+  bytes pgtables_bytes = 0;              // mm->pgtables_bytes: what VmPTE reports
+  level_counts nr_tables{};              // tables this mm points to, per level
+  mm_rss rss;
+  uint64_t min_flt = 0;
+  // Mapping names -> the range they were created with (ops address [base+off, +len)).
+  std::map<uint32_t, std::pair<vaddr, bytes>> maps;
+};
+
+}  // namespace vmlab

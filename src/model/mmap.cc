@@ -1,0 +1,241 @@
+// The VMA tree: mmap, munmap, mprotect, MADV_DONTNEED. The model's mm/mmap.c + mm/vma.c +
+// mm/mprotect.c + mm/madvise.c.
+//
+// Kernel: do_mmap/get_unmapped_area (arch_get_unmapped_area_topdown, or bottom-up from
+// TASK_UNMAPPED_BASE on the legacy layout), vma_merge (same flags, same object, contiguous
+// pgoff, compatible anon_vma), __split_vma, do_vmi_munmap -> unmap_region ->
+// free_pgtables(floor = prev->vm_end, ceiling = next->vm_start), mprotect_fixup,
+// madvise_dontneed_single_vma (zap with reclaim_pt).
+//
+// Simplifications: no stack guard gap and no mmap randomisation (vmlab is deterministic;
+// the live engine uses the addresses the model picks); mmap_min_addr is 64 KiB.
+#include <algorithm>
+#include <iterator>
+
+#include "model/kernel.h"
+
+namespace vmlab {
+namespace {
+
+constexpr vaddr kMmapMinAddr = 64 * KiB;
+
+bool can_merge(const vm_area_struct& a, const vm_area_struct& b) {
+  if (a.vm_end != b.vm_start) return false;
+  if (a.prot != b.prot || a.shared != b.shared || a.locked != b.locked || a.object != b.object) return false;
+  if (a.pgoff + a.pages() != b.pgoff) return false;
+  return !a.has_anon_vma || !b.has_anon_vma || a.anon_vma_id == b.anon_vma_id;
+}
+
+// Merges the VMA starting at `start` with its neighbours where vma_merge would.
+void merge_around(mm_struct& mm, vaddr start) {
+  auto it = mm.vmas.find(start);
+  if (it == mm.vmas.end()) return;
+  if (it != mm.vmas.begin()) {
+    auto prev = std::prev(it);
+    if (can_merge(prev->second, it->second)) {
+      prev->second.vm_end = it->second.vm_end;
+      prev->second.has_anon_vma |= it->second.has_anon_vma;
+      if (!prev->second.anon_vma_id) prev->second.anon_vma_id = it->second.anon_vma_id;
+      mm.vmas.erase(it);
+      it = prev;
+    }
+  }
+  auto next = std::next(it);
+  if (next != mm.vmas.end() && can_merge(it->second, next->second)) {
+    it->second.vm_end = next->second.vm_end;
+    it->second.has_anon_vma |= next->second.has_anon_vma;
+    if (!it->second.anon_vma_id) it->second.anon_vma_id = next->second.anon_vma_id;
+    mm.vmas.erase(next);
+  }
+}
+
+// __split_vma at addr when addr falls strictly inside a VMA.
+void split_at(mm_struct& mm, vaddr addr) {
+  vm_area_struct* v = find_vma(mm, addr);
+  if (!v || v->vm_start == addr) return;
+  vm_area_struct tail = *v;
+  tail.vm_start = addr;
+  tail.pgoff = v->pgoff + ((addr - v->vm_start) >> 12);
+  v->vm_end = addr;
+  mm.vmas.emplace(addr, tail);
+}
+
+bool overlaps(const mm_struct& mm, vaddr start, vaddr end) {
+  auto it = mm.vmas.lower_bound(end);
+  if (it == mm.vmas.begin()) return false;
+  return std::prev(it)->second.vm_end > start;
+}
+
+// First aligned address >= a with addr % align == phase.
+vaddr align_up(vaddr a, bytes align, bytes phase) {
+  if (align <= 4096) return a;
+  vaddr x = (a & ~(align - 1)) + phase;
+  return x < a ? x + align : x;
+}
+// Last aligned address <= a.
+vaddr align_down(vaddr a, bytes align, bytes phase) {
+  if (align <= 4096) return a;
+  vaddr x = (a & ~(align - 1)) + phase;
+  return x > a ? x - align : x;
+}
+
+result<vaddr> get_unmapped_area(const kernel& k, const mm_struct& mm, bytes len, bytes align, bytes phase) {
+  const vaddr lo_limit = kMmapMinAddr, hi_limit = k.prof.paging.task_size;
+  if (k.prof.layout == mmap_layout::topdown) {
+    // Walk the gaps downwards from mmap_base; take the highest aligned fit.
+    vaddr hi = k.prof.mmap_base;
+    for (;;) {
+      auto p = mm.vmas.lower_bound(hi);
+      const bool has_below = p != mm.vmas.begin();
+      vaddr lo = lo_limit;
+      if (has_below) {
+        const vm_area_struct& q = std::prev(p)->second;
+        if (q.vm_end > hi) { hi = q.vm_start; continue; }
+        lo = std::max(q.vm_end, lo_limit);
+      }
+      if (hi > lo && hi - lo >= len) {
+        const vaddr a = align_down(hi - len, align, phase);
+        if (a >= lo && a <= hi - len) return a;
+      }
+      if (!has_below) break;
+      hi = std::prev(p)->second.vm_start;
+      if (hi <= lo_limit) break;
+    }
+  } else {
+    vaddr a = align_up(std::max(k.prof.mmap_base, lo_limit), align, phase);
+    for (auto it = mm.vmas.upper_bound(a); ; ++it) {
+      if (it != mm.vmas.begin()) {
+        auto p = std::prev(it);
+        if (p->second.vm_end > a) a = align_up(p->second.vm_end, align, phase);
+      }
+      const vaddr next = it == mm.vmas.end() ? hi_limit : it->second.vm_start;
+      if (a + len <= next && a + len <= hi_limit) return a;
+      if (it == mm.vmas.end()) break;
+    }
+  }
+  return status::io_error("ENOMEM: no free range of " + std::to_string(len) + " bytes in the address space");
+}
+
+// mm_populate() for MAP_LOCKED: write faults on private writable VMAs, read faults else.
+status populate(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
+  vm_area_struct* v = find_vma(mm, start);
+  while (v && v->vm_start < end) {
+    const bool write = !v->shared && v->writable();
+    const vaddr lo = std::max(start, v->vm_start), hi = std::min(end, v->vm_end);
+    if (status s = touch_range(k, mm, *v, lo, hi, 4096, write); !s.ok()) return s;
+    v = hi < end ? find_vma(mm, hi) : nullptr;
+  }
+  return {};
+}
+
+}  // namespace
+
+vm_area_struct* find_vma(mm_struct& mm, vaddr addr) {
+  auto it = mm.vmas.upper_bound(addr);
+  if (it == mm.vmas.begin()) return nullptr;
+  --it;
+  return addr < it->second.vm_end ? &it->second : nullptr;
+}
+
+result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
+  if (o.len == 0 || (o.len & 4095)) return status::invalid_argument("EINVAL: mmap length must be a non-zero multiple of 4096");
+  if (o.len > k.prof.paging.task_size - kMmapMinAddr)
+    return status::io_error("ENOMEM: mapping of " + std::to_string(o.len) + " bytes is larger than the address space");
+  vaddr addr;
+  if (o.fixed) {
+    if ((o.addr & 4095) || o.addr < kMmapMinAddr || o.addr + o.len > k.prof.paging.task_size || o.addr + o.len < o.addr)
+      return status::io_error("EINVAL: fixed mapping [" + std::to_string(o.addr) + ", +" + std::to_string(o.len) +
+                              ") lies outside user space");
+    if (overlaps(mm, o.addr, o.addr + o.len)) return status::io_error("EEXIST: fixed mapping overlaps an existing mapping");
+    addr = o.addr;
+  } else {
+    auto r = get_unmapped_area(k, mm, o.len, o.align, o.phase_off);
+    if (!r.ok()) return r.error();
+    addr = r.value();
+  }
+  vm_area_struct v;
+  v.vm_start = addr;
+  v.vm_end = addr + o.len;
+  v.prot = o.prot;
+  v.shared = o.shared;
+  v.locked = o.locked;
+  v.object = o.object;
+  v.pgoff = o.object < 0 ? addr >> 12 : o.obj_off >> 12;
+  mm.vmas.emplace(addr, v);
+  mm.maps[o.map] = {addr, o.len};
+  merge_around(mm, addr);
+  if (o.locked)
+    if (status s = populate(k, mm, addr, addr + o.len); !s.ok()) return s;
+  return addr;
+}
+
+status do_munmap(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
+  split_at(mm, start);
+  split_at(mm, end);
+  std::vector<std::pair<vaddr, vaddr>> removed;
+  for (auto it = mm.vmas.lower_bound(start); it != mm.vmas.end() && it->second.vm_start < end;) {
+    zap_range(k, mm, it->second, it->second.vm_start, it->second.vm_end, false);
+    removed.emplace_back(it->second.vm_start, it->second.vm_end);
+    it = mm.vmas.erase(it);
+  }
+  if (removed.empty()) return {};
+  // unmap_region(): floor = prev->vm_end, ceiling = next->vm_start (0 = none: the top).
+  auto nx = mm.vmas.lower_bound(end);
+  const vaddr ceiling = nx == mm.vmas.end() ? 0 : nx->second.vm_start;
+  vaddr floor = 0;
+  if (nx != mm.vmas.begin()) {
+    auto pv = std::prev(nx);
+    if (pv->second.vm_end <= start) floor = pv->second.vm_end;
+  }
+  // free_pgtables(): gather removed VMAs closer than one PTE page's span into one call.
+  const uint64_t pmd_size = k.prof.paging.at(k.prof.paging.nr_levels - 2).span();
+  for (size_t i = 0; i < removed.size();) {
+    size_t j = i;
+    while (j + 1 < removed.size() && removed[j + 1].first <= removed[j].second + pmd_size) ++j;
+    const vaddr ceil = j + 1 < removed.size() ? removed[j + 1].first : ceiling;
+    free_pgtables(k, mm, removed[i].first, removed[j].second, floor, ceil);
+    i = j + 1;
+  }
+  return {};
+}
+
+status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t prot) {
+  for (vaddr a = start; a < end;) {
+    vm_area_struct* v = find_vma(mm, a);
+    if (!v) return status::io_error("ENOMEM: mprotect range includes unmapped pages");
+    a = v->vm_end;
+  }
+  split_at(mm, start);
+  split_at(mm, end);
+  for (auto it = mm.vmas.lower_bound(start); it != mm.vmas.end() && it->second.vm_start < end; ++it) {
+    if ((it->second.prot & prot_write) && !(prot & prot_write)) wrprotect_range(k, mm, it->second.vm_start, it->second.vm_end);
+    it->second.prot = prot;
+  }
+  // vma_modify_flags merges the changed range with its neighbours where it can.
+  std::vector<vaddr> starts;
+  for (auto it = mm.vmas.lower_bound(start); it != mm.vmas.end() && it->second.vm_start <= end; ++it)
+    starts.push_back(it->second.vm_start);
+  for (auto it = starts.rbegin(); it != starts.rend(); ++it) merge_around(mm, *it);
+  return {};
+}
+
+status do_madvise_dontneed(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
+  bool unmapped = false;
+  for (vaddr a = start; a < end;) {
+    vm_area_struct* v = find_vma(mm, a);
+    if (!v) {
+      unmapped = true;
+      auto it = mm.vmas.upper_bound(a);
+      if (it == mm.vmas.end()) break;
+      a = it->second.vm_start;
+      continue;
+    }
+    if (v->locked) return status::io_error("EINVAL: MADV_DONTNEED on a locked (VM_LOCKED) mapping");
+    zap_range(k, mm, *v, std::max(a, v->vm_start), std::min(end, v->vm_end), /*reclaim_pt=*/true);
+    a = v->vm_end;
+  }
+  if (unmapped) return status::io_error("ENOMEM: madvise range includes unmapped pages");
+  return {};
+}
+
+}  // namespace vmlab

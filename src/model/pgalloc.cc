@@ -1,0 +1,105 @@
+// Page-table node allocation and the counters kept at the alloc/free sites, as the
+// kernel keeps them: mm_inc_nr_ptes/pmds/puds (VmPTE) in __pte_alloc and friends, and
+// NR_PAGETABLE (PageTables) in the page-table constructor, for the levels the profile
+// counts. Kernel: mm/memory.c __p*d_alloc, include/linux/mm.h pagetable_*_ctor,
+// arch/x86/mm/pgtable.c pgd_alloc/preallocate_pmds.
+#include <algorithm>
+
+#include "model/kernel.h"
+
+namespace vmlab {
+namespace {
+
+// Pages one node at level index `idx` occupies in physical memory (0 for a slab PGD).
+uint64_t node_pages(const kernel_profile& p, int idx) {
+  if (idx == 0) return p.paging.pgd_from_slab ? 0 : p.pgd_bytes() / 4096;
+  return p.paging.at(idx).table_bytes() / 4096;
+}
+
+bytes node_bytes(const kernel_profile& p, int idx) {
+  return idx == 0 ? p.pgd_bytes() : p.paging.at(idx).table_bytes();
+}
+
+void account_node(kernel& k, int idx, int64_t delta) {
+  const level l = k.prof.paging.at(idx).lvl;
+  const uint64_t pages = node_pages(k.prof, idx);
+  k.pm.tables[static_cast<int>(l)] += static_cast<uint64_t>(delta);
+  k.pm.pgtable_pages += static_cast<uint64_t>(delta) * pages;
+  if (pages == 0) k.pm.slab_bytes += static_cast<uint64_t>(delta) * node_bytes(k.prof, idx);
+  // PageTables counts only page-sized tables: a slab PGD is excluded even on 6.14+.
+  if (k.prof.counts_in_page_tables(l) && pages)
+    k.pm.nr_pagetable += static_cast<uint64_t>(delta) * pages * 4096;
+  if (delta > 0) {
+    k.peak.page_tables = std::max(k.peak.page_tables, k.pm.nr_pagetable);
+    k.peak.page_tables_workload = k.peak.page_tables;
+    uint64_t& pl = k.peak.pt_pages[static_cast<int>(l)];
+    pl = std::max(pl, k.pm.tables[static_cast<int>(l)]);
+  }
+}
+
+void account_mm(kernel& k, mm_struct& mm, int idx, int64_t delta) {
+  const level l = k.prof.paging.at(idx).lvl;
+  mm.nr_tables[static_cast<int>(l)] += static_cast<uint64_t>(delta);
+  // VmPTE never includes the PGD (there is no mm_inc_nr_pgds).
+  if (idx > 0 && k.prof.counts_in_vmpte(l))
+    mm.pgtables_bytes += static_cast<uint64_t>(delta) * node_bytes(k.prof, idx);
+  if (delta > 0) k.peak.vmpte_max_proc = std::max(k.peak.vmpte_max_proc, mm.pgtables_bytes);
+}
+
+}  // namespace
+
+status oom_status(const kernel& k, const char* what) {
+  return status::io_error(std::string("ENOMEM: out of memory allocating ") + what + " (" +
+                          std::to_string(k.pm.used()) + " of " + std::to_string(k.pm.total_pages()) +
+                          " pages in use; the kernel would invoke the OOM killer)");
+}
+
+void* pt_alloc(kernel& k, mm_struct& mm, int idx) {
+  if (!k.pm.try_charge(node_pages(k.prof, idx))) return nullptr;
+  void* node;
+  if (idx == k.prof.paging.nr_levels - 1)
+    node = k.store.new_pte_table();
+  else
+    node = k.store.new_dir(k.prof.paging.at(idx).entries);
+  account_node(k, idx, +1);
+  account_mm(k, mm, idx, +1);
+  return node;
+}
+
+void pt_put(kernel& k, mm_struct& mm, int idx, void* node) {
+  account_mm(k, mm, idx, -1);
+  uint32_t& ref = idx == k.prof.paging.nr_levels - 1 ? static_cast<pte_table*>(node)->refcount
+                                                     : static_cast<pt_dir*>(node)->refcount;
+  if (--ref > 0) return;  // still mapped by another address space
+  account_node(k, idx, -1);
+  if (idx == k.prof.paging.nr_levels - 1)
+    k.store.free_pte_table(static_cast<pte_table*>(node));
+  else
+    k.store.free_dir(static_cast<pt_dir*>(node));
+  k.cache_mm = nullptr;
+}
+
+pt_dir* pgd_alloc(kernel& k, mm_struct& mm) {
+  // PAE: the user PMDs come with the PGD (preallocate_pmds), so charge them together.
+  const int pre = k.prof.paging.preallocated_pmds;
+  if (!k.pm.try_charge(node_pages(k.prof, 0) + uint64_t(pre) * node_pages(k.prof, 1))) return nullptr;
+  pt_dir* pgd = k.store.new_dir(k.prof.paging.at(0).entries);
+  account_node(k, 0, +1);
+  account_mm(k, mm, 0, +1);
+  mm.pgd = pgd;
+  for (int i = 0; i < pre; ++i) {
+    pgd->slot[i] = pt_alloc(k, mm, 1);
+    ++pgd->nr_used;
+  }
+  return pgd;
+}
+
+void pgd_free(kernel& k, mm_struct& mm) {
+  if (!mm.pgd) return;
+  for (int i = 0; i < k.prof.paging.preallocated_pmds; ++i)
+    if (mm.pgd->slot[i]) pt_put(k, mm, 1, mm.pgd->slot[i]);
+  pt_put(k, mm, 0, mm.pgd);
+  mm.pgd = nullptr;
+}
+
+}  // namespace vmlab

@@ -1,0 +1,121 @@
+#include "model/pgtable.h"
+
+#include <cstdlib>
+#include <new>
+
+namespace vmlab {
+
+const uint64_t* full_bitmap() {
+  static const struct ones {
+    uint64_t w[kMaxPteWords];
+    ones() { for (auto& x : w) x = ~uint64_t{0}; }
+  } o;
+  return o.w;
+}
+
+namespace {
+constexpr size_t kChunkBytes = 1 << 20;
+}
+
+pt_store::~pt_store() {
+  for (void* c : chunks_) std::free(c);
+}
+
+pte_table* pt_store::new_pte_table() {
+  if (free_tables_.empty()) {
+    const size_t n = kChunkBytes / sizeof(pte_table);
+    auto* chunk = static_cast<pte_table*>(std::malloc(n * sizeof(pte_table)));
+    if (!chunk) throw std::bad_alloc();
+    chunks_.push_back(chunk);
+    host_bytes_ += n * sizeof(pte_table);
+    for (size_t i = n; i-- > 0;) free_tables_.push_back(&chunk[i]);
+  }
+  pte_table* t = free_tables_.back();
+  free_tables_.pop_back();
+  *t = pte_table{};
+  t->nwords = pte_words_;
+  return t;
+}
+
+void pt_store::free_pte_table(pte_table* t) {
+  clear_present(t);
+  drop_private(t);
+  free_tables_.push_back(t);
+}
+
+pt_dir* pt_store::new_dir(uint32_t entries) {
+  auto* d = new pt_dir;
+  d->entries = entries;
+  d->slot = new void*[entries]();
+  host_bytes_ += sizeof(pt_dir) + entries * sizeof(void*);
+  return d;
+}
+
+void pt_store::free_dir(pt_dir* d) {
+  host_bytes_ -= sizeof(pt_dir) + d->entries * sizeof(void*);
+  delete[] d->slot;
+  delete d;
+}
+
+uint64_t* pt_store::alloc_words() {
+  if (free_words_.empty()) {
+    const size_t each = pte_words_ * sizeof(uint64_t);
+    const size_t n = kChunkBytes / each;
+    auto* chunk = static_cast<uint64_t*>(std::malloc(n * each));
+    if (!chunk) throw std::bad_alloc();
+    chunks_.push_back(chunk);
+    host_bytes_ += n * each;
+    for (size_t i = n; i-- > 0;) free_words_.push_back(chunk + i * pte_words_);
+  }
+  uint64_t* w = free_words_.back();
+  free_words_.pop_back();
+  return w;
+}
+
+void pt_store::free_words(uint64_t* w) {
+  if (w && w != full_bitmap()) free_words_.push_back(w);
+}
+
+void pt_store::own_present(pte_table* t) {
+  if (t->present && t->present != full_bitmap()) return;
+  uint64_t* w = alloc_words();
+  const uint64_t fill = t->present ? ~uint64_t{0} : 0;
+  for (int i = 0; i < t->nwords; ++i) w[i] = fill;
+  t->present = w;
+}
+
+void pt_store::set_full(pte_table* t) {
+  free_words(t->present);
+  t->present = const_cast<uint64_t*>(full_bitmap());
+  t->nr_present = static_cast<uint16_t>(t->nwords * 64);
+}
+
+void pt_store::clear_present(pte_table* t) {
+  free_words(t->present);
+  t->present = nullptr;
+  t->nr_present = 0;
+}
+
+void pt_store::ensure_writable(pte_table* t) {
+  if (t->writable) return;
+  t->writable = alloc_words();
+  std::memset(t->writable, 0, t->nwords * sizeof(uint64_t));
+}
+
+void pt_store::ensure_anon(pte_table* t, uint32_t entries) {
+  if (t->anon) return;
+  t->anon = new uint32_t[entries]();
+  host_bytes_ += entries * sizeof(uint32_t);
+}
+
+void pt_store::drop_private(pte_table* t) {
+  free_words(t->writable);
+  t->writable = nullptr;
+  if (t->anon) {
+    host_bytes_ -= t->nwords * 64 * sizeof(uint32_t);
+    delete[] t->anon;
+    t->anon = nullptr;
+  }
+}
+
+}  // namespace vmlab

@@ -1,0 +1,89 @@
+// The page-table tree: page-table pages as nodes that address spaces point to.
+//
+// Kernel: include/linux/pgtable.h, mm/memory.c (__pte_alloc, __pmd_alloc, free_p*_range).
+// A node is one page-table page (or the PAE 32-byte PGD). Nodes carry a reference count
+// because later designs share them between address spaces (hugetlb PMD sharing,
+// McCracken's PTSHARE, mshare): a node is freed when its last referrer lets go, and the
+// kernel-wide accountant (phys) counts it once while each mm's VmPTE counts it per mm.
+//
+// Representation (DESIGN.md "simulate the metadata, not the data"): a PTE page keeps a
+// presence bitmap, not frame numbers. Frames follow from (VMA, offset) for object pages;
+// only private mappings keep per-entry state (`writable` bits and anon page ids), and only
+// once they need it. A completely present PTE page points at one shared all-ones bitmap,
+// so 64 address spaces with 16 GiB mapped cost ~40 bytes per PTE page on the host.
+//
+// Invariants (checked by check_invariants in tests):
+//  1. pte_table::nr_present == popcount(present); present == full_bitmap() iff all set.
+//  2. pt_dir::nr_used == number of non-null slots.
+//  3. anon[i] != 0 implies present bit i; writable bit i implies present bit i.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace vmlab {
+
+inline constexpr int kMaxPteWords = 16;  // 1024 entries (i386 2-level)
+
+// The all-ones bitmap shared by every full PTE page.
+const uint64_t* full_bitmap();
+
+struct pte_table {
+  uint32_t refcount = 1;    // address spaces mapping through this table
+  uint16_t nr_present = 0;  // present entries
+  uint16_t nwords = 8;      // bitmap words (entries / 64)
+  uint64_t* present = nullptr;  // nullptr = none present; full_bitmap() = all present
+  uint64_t* writable = nullptr; // private/writenotify mappings only: PTE has write permission
+  uint32_t* anon = nullptr;     // private mappings only: anon page id per entry (0 = none)
+
+  [[nodiscard]] bool test(uint32_t i) const { return present && (present[i >> 6] >> (i & 63)) & 1; }
+  [[nodiscard]] bool is_full() const { return present == full_bitmap(); }
+  [[nodiscard]] uint64_t word(uint32_t w) const { return present ? present[w] : 0; }
+};
+
+struct pt_dir {
+  uint32_t refcount = 1;
+  uint32_t nr_used = 0;
+  uint32_t entries = 0;
+  void** slot = nullptr;  // children: pt_dir* (upper levels) or pte_table* (level above PTE)
+};
+
+// Host-side storage for nodes: fixed-size free lists, so that millions of PTE pages cost
+// a few tens of bytes each and allocation is a pointer pop. Not the simulated allocator:
+// what the simulated kernel pays is counted by phys, whatever this costs.
+class pt_store {
+ public:
+  explicit pt_store(uint16_t pte_words) : pte_words_(pte_words) {}
+  ~pt_store();
+  pt_store(const pt_store&) = delete;
+  pt_store& operator=(const pt_store&) = delete;
+
+  pte_table* new_pte_table();
+  void free_pte_table(pte_table* t);
+  pt_dir* new_dir(uint32_t entries);
+  void free_dir(pt_dir* d);
+
+  // Bitmap helpers: make `t->present` a private, writable copy (from null or full).
+  void own_present(pte_table* t);
+  void set_full(pte_table* t);       // all present; frees an owned bitmap
+  void clear_present(pte_table* t);  // none present
+  void ensure_writable(pte_table* t);
+  void ensure_anon(pte_table* t, uint32_t entries);
+  void drop_private(pte_table* t);   // frees writable/anon arrays
+
+  [[nodiscard]] size_t host_bytes() const { return host_bytes_; }
+
+ private:
+  uint64_t* alloc_words();
+  void free_words(uint64_t* w);
+  uint16_t pte_words_;
+  std::vector<pte_table*> free_tables_;
+  std::vector<uint64_t*> free_words_;
+  std::vector<void*> chunks_;
+  size_t host_bytes_ = 0;
+};
+
+inline int popcount64(uint64_t v) { return __builtin_popcountll(v); }
+
+}  // namespace vmlab

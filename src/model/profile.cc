@@ -1,0 +1,170 @@
+#include "model/profile.h"
+
+#include <charconv>
+#include <functional>
+
+namespace vmlab {
+namespace {
+
+constexpr level_mask kAllLevels = 0x1f;
+constexpr level_mask kPtePmdPud = (1u << 2) | (1u << 3) | (1u << 4);
+
+// Linux 2.5.26 on i386 without PAE (HIGHMEM4G), the kernel of seed 000: two-level tables,
+// fork copies every VMA (copy_page_range had no shared-mapping shortcut), page tables are
+// freed only under wholly unmapped PGD entries (2.4/2.5 free_pgtables in mm/mmap.c), the
+// legacy bottom-up mmap layout from TASK_UNMAPPED_BASE, and no VmPTE line (2.6.10+).
+// PageTables (nr_page_table_pages) counted PTE pages only; the line itself is 2.5.28+.
+kernel_profile linux_2_5_26() {
+  kernel_profile p;
+  p.name = "linux-2.5.26";
+  p.description = "Linux 2.5.26, i386 2-level (HIGHMEM4G), pre-rmap-rollup baseline of seed 000";
+  p.paging = *find_paging_format("i386-2level");
+  p.page_tables_levels = mask_of(level::pte);
+  p.vmpte_levels = mask_of(level::pte);
+  p.reports_vmpte = false;
+  p.pgtable_free = pgtable_free_policy::pgd_gap;
+  p.fork_skips_shared = false;
+  p.layout = mmap_layout::legacy;
+  p.mmap_base = p.paging.task_size / 3;  // TASK_UNMAPPED_BASE
+  p.default_memory = 4 * GiB;
+  return p;
+}
+
+// Linux 2.6.15 on i386 with PAE (HIGHMEM64G): 3-level tables with preallocated PMDs,
+// free_pgtables() floor/ceiling (2.6.12), fork skipping shared VMAs without anon_vma
+// (2.6.14), top-down layout (2.6.9), VmPTE = nr_ptes pages (PTE level only).
+kernel_profile linux_2_6_15() {
+  kernel_profile p = linux_2_5_26();
+  p.name = "linux-2.6.15";
+  p.description = "Linux 2.6.15, i386 PAE (HIGHMEM64G)";
+  p.paging = *find_paging_format("i386-pae");
+  p.reports_vmpte = true;
+  p.pgtable_free = pgtable_free_policy::floor_ceiling;
+  p.fork_skips_shared = true;
+  p.layout = mmap_layout::topdown;
+  p.mmap_base = p.paging.task_size - 128 * MiB;  // TASK_SIZE minus the minimum stack gap
+  p.default_memory = 16 * GiB;
+  return p;
+}
+
+// The same kernel on x86-64 (4-level since 2.6.11), the base of seed 004's shared page tables.
+kernel_profile linux_2_6_15_x86_64() {
+  kernel_profile p = linux_2_6_15();
+  p.name = "linux-2.6.15-x86_64";
+  p.description = "Linux 2.6.15, x86-64 4-level";
+  p.paging = *find_paging_format("x86-64-4level");
+  p.mmap_base = 0x400000000000ull;
+  p.default_memory = 64 * GiB;
+  return p;
+}
+
+// Linux 6.18 on x86-64, as on this project's hosts: 4-level, PTI (8 KiB PGD), every level
+// in PageTables (6.14 "Account page tables at all levels"), VmPTE = PTE+PMD+PUD (4.15
+// pgtables_bytes), PT_RECLAIM (6.14), fault-around of 64 KiB (fault_around_bytes default).
+kernel_profile linux_6_18() {
+  kernel_profile p = linux_2_6_15_x86_64();
+  p.name = "linux-6.18";
+  p.description = "Linux 6.18, x86-64 4-level, PTI, PT_RECLAIM";
+  p.pti = true;
+  p.page_tables_levels = kAllLevels;
+  p.vmpte_levels = kPtePmdPud;
+  p.pt_reclaim = true;
+  p.fault_around_bytes = 64 * KiB;
+  p.default_memory = 24 * GiB;
+  return p;
+}
+
+const std::vector<std::function<kernel_profile()>>& presets() {
+  static const std::vector<std::function<kernel_profile()>> v = {linux_2_5_26, linux_2_6_15,
+                                                                 linux_2_6_15_x86_64, linux_6_18};
+  return v;
+}
+
+status parse_bool(const std::string& key, const std::string& v, bool& out) {
+  if (v == "true") { out = true; return {}; }
+  if (v == "false") { out = false; return {}; }
+  return status::invalid_argument("kernel override '" + key + "' must be true or false, not '" + v + "'");
+}
+
+status parse_levels(const std::string& key, const std::string& v, level_mask& out) {
+  level_mask m = 0;
+  size_t pos = 0;
+  while (pos <= v.size()) {
+    size_t comma = v.find(',', pos);
+    std::string tok = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    bool found = false;
+    for (int l = 0; l < kLevels; ++l)
+      if (tok == level_name(static_cast<level>(l))) { m |= static_cast<level_mask>(1u << l); found = true; }
+    if (!found)
+      return status::invalid_argument("kernel override '" + key + "': unknown level '" + tok +
+                                      "' (expected a comma-separated list of pgd,p4d,pud,pmd,pte)");
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  out = m;
+  return {};
+}
+
+}  // namespace
+
+bytes kernel_profile::pgd_bytes() const {
+  if (paging.pgd_from_slab) return paging.at(0).table_bytes();
+  return paging.at(0).table_bytes() * (pti ? 2 : 1);
+}
+
+result<kernel_profile> find_profile(const std::string& name) {
+  for (const auto& make : presets()) {
+    kernel_profile p = make();
+    if (p.name == name) return p;
+  }
+  std::string known;
+  for (const auto& n : profile_names()) known += (known.empty() ? "" : ", ") + n;
+  return status::invalid_argument("unknown kernel profile '" + name + "' (known: " + known + ")");
+}
+
+std::vector<std::string> profile_names() {
+  std::vector<std::string> v;
+  for (const auto& make : presets()) v.push_back(make().name);
+  return v;
+}
+
+status apply_override(kernel_profile& p, const std::string& key, const std::string& value) {
+  if (key == "paging") {
+    const paging_format* f = find_paging_format(value);
+    if (!f) return status::invalid_argument("unknown paging format '" + value + "' (known: " + paging_format_names() + ")");
+    p.paging = *f;
+    if (p.mmap_base >= p.paging.task_size)
+      p.mmap_base = p.layout == mmap_layout::legacy ? p.paging.task_size / 3 : p.paging.task_size - 128 * MiB;
+    return {};
+  }
+  if (key == "pti") return parse_bool(key, value, p.pti);
+  if (key == "pt_reclaim") return parse_bool(key, value, p.pt_reclaim);
+  if (key == "fork_skips_shared") return parse_bool(key, value, p.fork_skips_shared);
+  if (key == "page_tables_levels") return parse_levels(key, value, p.page_tables_levels);
+  if (key == "vmpte_levels") return parse_levels(key, value, p.vmpte_levels);
+  if (key == "fault_around_bytes") {
+    uint64_t v = 0;
+    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || ptr != value.data() + value.size() || (v && (!is_pow2(v) || v < 4096)))
+      return status::invalid_argument("kernel override 'fault_around_bytes' must be 0 or a power of two >= 4096, not '" + value + "'");
+    p.fault_around_bytes = v;
+    return {};
+  }
+  if (key == "pgtable_free") {
+    if (value == "floor_ceiling") p.pgtable_free = pgtable_free_policy::floor_ceiling;
+    else if (value == "pgd_gap") p.pgtable_free = pgtable_free_policy::pgd_gap;
+    else return status::invalid_argument("kernel override 'pgtable_free' must be floor_ceiling or pgd_gap, not '" + value + "'");
+    return {};
+  }
+  if (key == "mmap_layout") {
+    if (value == "topdown") p.layout = mmap_layout::topdown;
+    else if (value == "legacy") p.layout = mmap_layout::legacy;
+    else return status::invalid_argument("kernel override 'mmap_layout' must be topdown or legacy, not '" + value + "'");
+    return {};
+  }
+  return status::invalid_argument("unknown kernel override '" + key +
+                                  "' (known: paging, pti, pt_reclaim, fault_around_bytes, fork_skips_shared, "
+                                  "page_tables_levels, vmpte_levels, pgtable_free, mmap_layout)");
+}
+
+}  // namespace vmlab

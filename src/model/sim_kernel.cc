@@ -1,0 +1,211 @@
+// sim_kernel: dispatch from syscall-shaped calls to the mm/ concepts, and the
+// from-scratch recount behind check_invariants().
+#include "vmlab/sim_kernel.h"
+
+#include <set>
+#include <unordered_map>
+
+#include "model/kernel.h"
+
+namespace vmlab {
+
+kernel::kernel(kernel_profile p, uint64_t total_pages)
+    : prof(std::move(p)), pm(total_pages), store(static_cast<uint16_t>(prof.paging.pte().entries / 64)) {}
+
+sim_kernel::sim_kernel(std::unique_ptr<kernel> k) : k_(std::move(k)) {}
+sim_kernel::~sim_kernel() {
+  if (!k_) return;
+  std::vector<uint32_t> pids;
+  for (const auto& [pid, mm] : k_->mms) pids.push_back(pid);
+  for (uint32_t pid : pids) exit_mmap(*k_, pid);
+}
+
+result<std::unique_ptr<sim_kernel>> sim_kernel::create(const machine_decl& m, const std::vector<object_decl>& objects) {
+  auto prof = find_profile(m.profile);
+  if (!prof.ok()) return prof.error();
+  for (const auto& [key, value] : m.overrides)
+    if (status s = apply_override(prof.value(), key, value); !s.ok()) return s;
+  const bytes memory = m.memory ? m.memory : prof->default_memory;
+  auto k = std::make_unique<kernel>(prof.value(), memory / 4096);
+  for (const auto& o : objects) {
+    mem_object obj;
+    obj.kind = o.kind;
+    obj.nr_pages = div_round_up(o.size, 4096);
+    obj.resident.assign(div_round_up(obj.nr_pages, 64) + 1, 0);
+    k->objects.push_back(std::move(obj));
+  }
+  return std::unique_ptr<sim_kernel>(new sim_kernel(std::move(k)));
+}
+
+namespace {
+
+mm_struct* find_mm(kernel& k, uint32_t pid) {
+  auto it = k.mms.find(pid);
+  return it == k.mms.end() ? nullptr : it->second.get();
+}
+
+status no_such(uint32_t pid) { return status::invalid_argument("no process " + std::to_string(pid)); }
+
+// Resolves [off, off+len) of mapping `map` to addresses.
+result<std::pair<vaddr, vaddr>> resolve(mm_struct& mm, uint32_t map, bytes off, bytes len) {
+  auto it = mm.maps.find(map);
+  if (it == mm.maps.end()) return status::invalid_argument("process " + std::to_string(mm.pid) + " has no mapping #" + std::to_string(map));
+  if (off + len > it->second.second || off + len < off)
+    return status::invalid_argument("range [" + std::to_string(off) + ", +" + std::to_string(len) + ") lies outside the mapping");
+  return std::pair<vaddr, vaddr>{it->second.first + off, it->second.first + off + len};
+}
+
+// Checks that [start, end) is mapped with `need` permissions; SIGSEGV text otherwise.
+status check_access(mm_struct& mm, vaddr start, vaddr end, uint8_t need) {
+  for (vaddr a = start; a < end;) {
+    vm_area_struct* v = find_vma(mm, a);
+    if (!v) return status::io_error("SIGSEGV: access to unmapped address 0x" + fmt_hex(a));
+    if ((v->prot & need) != need)
+      return status::io_error(std::string("SIGSEGV: ") + (need & prot_write ? "write" : "read") +
+                              " access to a protected page at 0x" + fmt_hex(a));
+    a = v->vm_end;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string fmt_hex(uint64_t v) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  do { s.insert(s.begin(), d[v & 15]); v >>= 4; } while (v);
+  return s;
+}
+
+status sim_kernel::spawn(uint32_t pid) {
+  if (find_mm(*k_, pid)) return status::invalid_argument("process " + std::to_string(pid) + " already exists");
+  auto r = mm_create(*k_, pid);
+  return r.ok() ? status{} : r.error();
+}
+
+status sim_kernel::fork(uint32_t parent, uint32_t child) {
+  mm_struct* p = find_mm(*k_, parent);
+  if (!p) return no_such(parent);
+  if (find_mm(*k_, child)) return status::invalid_argument("process " + std::to_string(child) + " already exists");
+  return dup_mm(*k_, *p, child);
+}
+
+status sim_kernel::exit(uint32_t pid) {
+  if (!find_mm(*k_, pid)) return no_such(pid);
+  exit_mmap(*k_, pid);
+  return {};
+}
+
+result<vaddr> sim_kernel::mmap(const op& o) {
+  mm_struct* mm = find_mm(*k_, o.pid);
+  if (!mm) return no_such(o.pid);
+  if (o.object >= static_cast<int32_t>(k_->objects.size())) return status::invalid_argument("no such object");
+  if (o.object >= 0) {
+    const mem_object& obj = k_->objects[o.object];
+    if ((o.obj_off & 4095) || o.obj_off + o.len > obj.nr_pages * 4096)
+      return status::io_error("EINVAL: mapping extends beyond the end of the object (SIGBUS on access)");
+  }
+  return do_mmap(*k_, *mm, o);
+}
+
+status sim_kernel::munmap(uint32_t pid, uint32_t map, bytes off, bytes len) {
+  mm_struct* mm = find_mm(*k_, pid);
+  if (!mm) return no_such(pid);
+  auto r = resolve(*mm, map, off, len);
+  if (!r.ok()) return r.error();
+  return do_munmap(*k_, *mm, r->first, r->second);
+}
+
+status sim_kernel::mprotect(uint32_t pid, uint32_t map, bytes off, bytes len, uint8_t prot) {
+  mm_struct* mm = find_mm(*k_, pid);
+  if (!mm) return no_such(pid);
+  auto r = resolve(*mm, map, off, len);
+  if (!r.ok()) return r.error();
+  return do_mprotect(*k_, *mm, r->first, r->second, prot);
+}
+
+status sim_kernel::madvise_dontneed(uint32_t pid, uint32_t map, bytes off, bytes len) {
+  mm_struct* mm = find_mm(*k_, pid);
+  if (!mm) return no_such(pid);
+  auto r = resolve(*mm, map, off, len);
+  if (!r.ok()) return r.error();
+  return do_madvise_dontneed(*k_, *mm, r->first, r->second);
+}
+
+status sim_kernel::touch(uint32_t pid, uint32_t map, bytes off, bytes len, bytes stride, bool write) {
+  mm_struct* mm = find_mm(*k_, pid);
+  if (!mm) return no_such(pid);
+  auto r = resolve(*mm, map, off, len);
+  if (!r.ok()) return r.error();
+  auto [start, end] = r.value();
+  if (status s = check_access(*mm, start, end, write ? prot_write : prot_read); !s.ok()) return s;
+  for (vaddr a = start; a < end;) {
+    vm_area_struct* v = find_vma(*mm, a);
+    const vaddr hi = std::min(end, v->vm_end);
+    // Keep the stride grid anchored at `start` across VMA boundaries.
+    vaddr first = a;
+    if (stride > 4096) first = start + div_round_up(a - start, stride) * stride;
+    if (first < hi)
+      if (status s = touch_range(*k_, *mm, *v, first, hi, stride, write); !s.ok()) return s;
+    a = hi;
+  }
+  return {};
+}
+
+status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uint64_t>& pages, bool write) {
+  mm_struct* mm = find_mm(*k_, pid);
+  if (!mm) return no_such(pid);
+  auto it = mm->maps.find(map);
+  if (it == mm->maps.end()) return resolve(*mm, map, 0, 0).error();
+  const vaddr base = it->second.first;
+  const uint64_t limit = it->second.second >> 12;
+  const uint8_t need = write ? prot_write : prot_read;
+  vm_area_struct* v = nullptr;
+  for (uint64_t pg : pages) {
+    if (pg >= limit) return status::invalid_argument("page " + std::to_string(pg) + " lies outside the mapping");
+    const vaddr a = base + (pg << 12);
+    // VMAs do not move while we only fault, so the last one found is reused.
+    if (!v || a < v->vm_start || a >= v->vm_end) v = find_vma(*mm, a);
+    if (!v || (v->prot & need) != need) return check_access(*mm, a, a + 4096, need);
+    if (status s = fault_page(*k_, *mm, *v, a, write); !s.ok()) return s;
+  }
+  return {};
+}
+
+const kernel_profile& sim_kernel::profile() const { return k_->prof; }
+uint64_t sim_kernel::faults() const { return k_->faults; }
+const peaks& sim_kernel::peak() const { return k_->peak; }
+uint64_t sim_kernel::cow_faults() const { return k_->cow_faults; }
+bool sim_kernel::has_process(uint32_t pid) const { return k_->mms.count(pid) != 0; }
+size_t sim_kernel::host_bytes() const { return k_->store.host_bytes(); }
+
+vaddr sim_kernel::map_addr(uint32_t pid, uint32_t map) const {
+  auto it = k_->mms.find(pid);
+  if (it == k_->mms.end()) return 0;
+  auto m = it->second->maps.find(map);
+  return m == it->second->maps.end() ? 0 : m->second.first;
+}
+
+sample sim_kernel::snapshot(const std::string& name) const {
+  sample s;
+  s.name = name;
+  s.page_tables = k_->pm.nr_pagetable;
+  s.page_tables_workload = k_->pm.nr_pagetable;
+  s.pt_pages = k_->pm.tables;
+  s.pt_pages_known = true;
+  s.nr_procs = k_->mms.size();
+  for (const auto& [pid, mm] : k_->mms) {
+    proc_sample p;
+    p.pid = pid;
+    p.vmpte = mm->pgtables_bytes;
+    p.vmpte_workload = mm->pgtables_bytes;
+    p.rss_anon = mm->rss.anon;
+    p.rss_file = mm->rss.file;
+    p.rss_shmem = mm->rss.shmem;
+    p.min_flt = mm->min_flt;
+    s.procs.push_back(p);
+  }
+  return s;
+}
+
+}  // namespace vmlab

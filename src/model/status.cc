@@ -1,0 +1,35 @@
+#include "vmlab/status.h"
+
+#include <algorithm>
+
+namespace vmlab {
+
+std::string status::to_string() const {
+  std::string out;
+  if (where_) {
+    out += where_->file;
+    if (where_->line) out += ":" + std::to_string(where_->line);
+    if (where_->column) out += ":" + std::to_string(where_->column);
+    out += ": ";
+  }
+  out += msg_;
+  if (where_ && !where_->text.empty()) {
+    // Show the line (cut at 100 columns) and a caret under the column, like ninja.
+    std::string line = where_->text.substr(0, 100);
+    out += "\n  " + line + "\n  ";
+    uint32_t col = std::max<uint32_t>(where_->column, 1);
+    for (uint32_t i = 1; i < col && i <= line.size(); ++i) out += line[i - 1] == '\t' ? '\t' : ' ';
+    out += "^";
+  }
+  return out;
+}
+
+int status::exit_code() const {
+  switch (code_) {
+    case status_code::ok: return 0;
+    case status_code::check_failed: return 1;
+    default: return 2;
+  }
+}
+
+}  // namespace vmlab

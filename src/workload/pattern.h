@@ -1,0 +1,35 @@
+// Which pages a touch op touches, in which order — shared by both engines, so that the
+// sim and the live engine fault exactly the same pages.
+//
+// Why our own generator: std::uniform_int_distribution and friends are not specified
+// bit for bit across standard libraries, and vmlab promises the same result for the same
+// seed everywhere. xoshiro256** (seeded through splitmix64) and Lemire's bounded draw
+// are fully specified; Zipf uses rejection-inversion (Hörmann & Derflinger 1996), which
+// needs O(1) memory for any number of pages.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "vmlab/op.h"
+
+namespace vmlab {
+
+class rng {
+ public:
+  explicit rng(uint64_t seed);
+  uint64_t next();
+  uint64_t below(uint64_t n);  // uniform in [0, n)
+  double unit();               // uniform in [0, 1)
+
+ private:
+  uint64_t s_[4];
+};
+
+// The page indices (relative to op.off) a uniform or zipf touch op selects, in access
+// order. `pages` = op.len / 4096. For `uniform`, count distinct pages; for `zipf`, count
+// accesses (pages may repeat), rank r mapped to page (r * step) mod pages with a step
+// coprime to pages, so hot pages are spread over the range.
+std::vector<uint64_t> touch_page_list(const op& o);
+
+}  // namespace vmlab

@@ -1,0 +1,892 @@
+// Scenario files (TOML) and the generator that turns one into an op stream.
+//
+// Two stages. read_*() walks the TOML document into a scenario_spec, checking every key
+// and type and remembering where each value came from. generate() then plays the
+// scenario forward (spawning groups, mapping, running phases) and emits ops; the checks
+// that depend on the state at a point in the scenario (does group 'workers' exist yet? is
+// anyone left alive?) happen there, still pointing at the offending line.
+//
+// The format is documented in docs/scenario-format.md; keep the two in step.
+#include "workload/scenario.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "model/profile.h"
+#include "workload/builtin.h"
+#include "workload/size.h"
+
+namespace vmlab {
+namespace {
+
+constexpr bytes kPage = 4096;
+constexpr vaddr kMmapMinAddr = 64 * KiB;   // vm.mmap_min_addr default
+constexpr uint64_t kPidMaxLimit = 4194304;  // PID_MAX_LIMIT on 64-bit
+
+// ---------------------------------------------------------------------------------------
+// Source positions
+
+class source_text {
+ public:
+  source_text(std::string file, std::string_view text) : file_(std::move(file)) {
+    size_t pos = 0;
+    while (pos <= text.size()) {
+      size_t nl = text.find('\n', pos);
+      std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      lines_.emplace_back(line);
+      if (nl == std::string_view::npos) break;
+      pos = nl + 1;
+    }
+  }
+  [[nodiscard]] source_location loc(const toml::source_position& p) const {
+    source_location l;
+    l.file = file_;
+    l.line = p.line;
+    l.column = p.column;
+    if (p.line >= 1 && p.line <= lines_.size()) l.text = lines_[p.line - 1];
+    return l;
+  }
+  [[nodiscard]] source_location loc(const toml::source_region& r) const { return loc(r.begin); }
+  [[nodiscard]] const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+  std::vector<std::string> lines_;
+};
+
+status error_at(const source_location& l, std::string msg) { return status::invalid_argument(std::move(msg)).at(l); }
+
+const char* type_name(toml::node_type t) {
+  switch (t) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a floating-point number";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+    default: return "nothing";
+  }
+}
+
+bool valid_token(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+          c == '.' || c == ':' || c == '/' || c == '+'))
+      return false;
+  return true;
+}
+
+std::string hex(uint64_t v) {
+  std::ostringstream o;
+  o << "0x" << std::hex << v;
+  return o.str();
+}
+
+// ---------------------------------------------------------------------------------------
+// A TOML table with a section name for messages ("[[group.map]]") and typed getters that
+// report the key's or value's position.
+
+class table_reader {
+ public:
+  table_reader(const source_text& src, const toml::table& t, std::string section)
+      : src_(src), t_(t), section_(std::move(section)) {}
+
+  [[nodiscard]] const toml::table& table() const { return t_; }
+  [[nodiscard]] const std::string& section() const { return section_; }
+  // "in [[group.map]]", "at the top level".
+  [[nodiscard]] std::string in_section() const { return section_ == "the top level" ? "at " + section_ : "in " + section_; }
+  [[nodiscard]] source_location where() const { return src_.loc(t_.source()); }
+  [[nodiscard]] source_location where(std::string_view key) const {
+    const toml::node* n = t_.get(key);
+    return n ? src_.loc(n->source()) : where();
+  }
+  [[nodiscard]] bool has(std::string_view key) const { return t_.contains(key); }
+
+  // Every key must be one of `allowed`; the first unknown one in file order is reported.
+  [[nodiscard]] status check_keys(std::initializer_list<std::string_view> allowed) const {
+    const toml::key* bad = nullptr;
+    for (auto&& [k, v] : t_) {
+      if (std::find(allowed.begin(), allowed.end(), k.str()) != allowed.end()) continue;
+      if (!bad || before(k.source().begin, bad->source().begin)) bad = &k;
+    }
+    if (bad) return error_at(src_.loc(bad->source()), "unknown key '" + std::string(bad->str()) + "' " + in_section());
+    return {};
+  }
+
+  status missing(std::string_view key) const {
+    return error_at(where(), "missing key '" + std::string(key) + "' " + in_section());
+  }
+  status wrong_type(std::string_view key, const toml::node& n, std::string_view want) const {
+    return error_at(src_.loc(n.source()), "'" + std::string(key) + "' " + in_section() + " must be " +
+                                              std::string(want) + ", not " + type_name(n.type()));
+  }
+  status bad_value(std::string_view key, std::string msg) const { return error_at(where(key), std::move(msg)); }
+
+  // The getters leave `out` untouched when the key is absent and return OK.
+  status get(std::string_view key, std::string& out) const {
+    const toml::node* n = t_.get(key);
+    if (!n) return {};
+    if (!n->is_string()) return wrong_type(key, *n, "a string");
+    out = n->as_string()->get();
+    return {};
+  }
+  status get_token(std::string_view key, std::string& out) const {
+    if (status s = get(key, out); !s.ok()) return s;
+    if (has(key) && !valid_token(out))
+      return bad_value(key, "'" + std::string(key) + "' " + in_section() + " must be a name of letters, digits and _-.:/+, not '" + out + "'");
+    return {};
+  }
+  status get(std::string_view key, bool& out) const {
+    const toml::node* n = t_.get(key);
+    if (!n) return {};
+    if (!n->is_boolean()) return wrong_type(key, *n, "a boolean");
+    out = n->as_boolean()->get();
+    return {};
+  }
+  status get(std::string_view key, int64_t& out) const {
+    const toml::node* n = t_.get(key);
+    if (!n) return {};
+    if (!n->is_integer()) return wrong_type(key, *n, "an integer");
+    out = n->as_integer()->get();
+    return {};
+  }
+  // An integer in [lo, hi].
+  status get_count(std::string_view key, uint64_t& out, uint64_t lo, uint64_t hi) const {
+    if (!has(key)) return {};
+    int64_t v = 0;
+    if (status s = get(key, v); !s.ok()) return s;
+    if (v < 0 || uint64_t(v) < lo || uint64_t(v) > hi)
+      return bad_value(key, "'" + std::string(key) + "' " + in_section() + " must be between " + std::to_string(lo) +
+                                " and " + std::to_string(hi) + ", not " + std::to_string(v));
+    out = uint64_t(v);
+    return {};
+  }
+  status get(std::string_view key, double& out) const {
+    const toml::node* n = t_.get(key);
+    if (!n) return {};
+    if (n->is_floating_point()) out = n->as_floating_point()->get();
+    else if (n->is_integer()) out = double(n->as_integer()->get());
+    else return wrong_type(key, *n, "a number");
+    return {};
+  }
+  // A size: an integer number of bytes or a string in size syntax ("1GiB").
+  status get_size(std::string_view key, bytes& out) const {
+    const toml::node* n = t_.get(key);
+    if (!n) return {};
+    if (n->is_integer()) {
+      const int64_t v = n->as_integer()->get();
+      if (v < 0) return error_at(src_.loc(n->source()), "negative size '" + std::to_string(v) + "'");
+      out = bytes(v);
+      return {};
+    }
+    if (!n->is_string()) return wrong_type(key, *n, "a size (a string such as \"1GiB\" or an integer)");
+    result<bytes> r = parse_size(n->as_string()->get());
+    if (!r.ok()) return error_at(src_.loc(n->source()), r.error().message());
+    out = *r;
+    return {};
+  }
+  // A size that must be a multiple of the page size.
+  status get_page_size(std::string_view key, bytes& out) const {
+    if (status s = get_size(key, out); !s.ok()) return s;
+    if (has(key) && out % kPage)
+      return bad_value(key, "'" + std::string(key) + "' " + in_section() + " must be a multiple of 4KiB, not " + std::to_string(out));
+    return {};
+  }
+  status get_prot(std::string_view key, uint8_t& out) const {
+    std::string p;
+    if (status s = get(key, p); !s.ok()) return s;
+    if (!has(key)) return {};
+    if (p == "r") out = prot_read;
+    else if (p == "rw") out = prot_read | prot_write;
+    else if (p == "none") out = prot_none;
+    else return bad_value(key, "'" + std::string(key) + "' " + in_section() + " must be \"r\", \"rw\" or \"none\", not '" + p + "'");
+    return {};
+  }
+  // An array of tables (written [[key]]); empty when absent.
+  status get_tables(std::string_view key, std::vector<const toml::table*>& out) const {
+    const toml::node* n = t_.get(key);
+    if (!n) return {};
+    const toml::array* a = n->as_array();
+    if (!a || !a->is_array_of_tables()) return wrong_type(key, *n, "an array of tables ([[" + std::string(key) + "]])");
+    for (const toml::node& e : *a) out.push_back(e.as_table());
+    return {};
+  }
+
+ private:
+  static bool before(const toml::source_position& a, const toml::source_position& b) {
+    return a.line != b.line ? a.line < b.line : a.column < b.column;
+  }
+  const source_text& src_;
+  const toml::table& t_;
+  std::string section_;
+};
+
+// ---------------------------------------------------------------------------------------
+// The scenario as read, with positions for the checks the generator makes.
+
+struct map_spec {
+  std::string name;
+  source_location where;       // the [[group.map]] table
+  source_location size_at;     // 'size' (or the table)
+  source_location addr_at;
+  int32_t object = -1;
+  bool shared = false;
+  bool locked = false;
+  bool fixed = false;
+  vaddr addr = 0;
+  bytes size = 0;
+  bytes offset = 0;
+  bytes align = 0;
+  bytes phase = 0;
+  uint8_t prot = prot_read | prot_write;
+};
+
+struct group_spec {
+  std::string name;
+  uint32_t count = 0;
+  std::vector<map_spec> maps;
+};
+
+enum class action { touch, fork, exit, munmap, mprotect, madvise };
+
+struct phase_spec {
+  std::string name;
+  source_location where;
+  std::optional<std::string> group;
+  source_location group_at;
+  action act = action::touch;
+  std::string map;
+  source_location map_at;
+  bytes offset = 0;
+  source_location offset_at;
+  std::optional<bytes> length;
+  source_location length_at;
+  touch_pattern pattern = touch_pattern::all;
+  bytes stride = 0;
+  double fraction = 0;
+  source_location fraction_at;
+  double theta = 0.99;
+  bool write = false;
+  uint8_t prot = prot_read;
+  uint32_t children = 1;
+  std::string into;
+  source_location into_at;
+  std::optional<uint64_t> processes;
+  source_location processes_at;
+};
+
+struct scenario_spec {
+  std::string name;
+  uint64_t seed = 1;
+  machine_decl machine;
+  kernel_profile profile;
+  std::vector<object_decl> objects;
+  std::vector<group_spec> groups;
+  std::vector<phase_spec> phases;
+};
+
+status read_machine(const source_text& src, const table_reader& top, scenario_spec& sc) {
+  if (!top.has("machine")) return {};
+  const toml::node* n = top.table().get("machine");
+  if (!n->is_table()) return top.wrong_type("machine", *n, "a table ([machine])");
+  table_reader m(src, *n->as_table(), "[machine]");
+  if (status s = m.check_keys({"memory", "cpus", "cache_line", "arch"}); !s.ok()) return s;
+  if (status s = m.get_size("memory", sc.machine.memory); !s.ok()) return s;
+  uint64_t cpus = 1, line = 64;
+  if (status s = m.get_count("cpus", cpus, 1, 65536); !s.ok()) return s;
+  if (status s = m.get_count("cache_line", line, 16, 4096); !s.ok()) return s;
+  if (!is_pow2(line)) return m.bad_value("cache_line", "'cache_line' in [machine] must be a power of two, not " + std::to_string(line));
+  sc.machine.cpus = uint32_t(cpus);
+  sc.machine.cache_line = uint32_t(line);
+  std::string arch;
+  if (status s = m.get("arch", arch); !s.ok()) return s;
+  if (m.has("arch") && arch != "x86-64" && arch != "i386")
+    return m.bad_value("arch", "'arch' in [machine] must be \"x86-64\" or \"i386\", not '" + arch + "'");
+  return {};
+}
+
+status read_kernel(const source_text& src, const table_reader& top, scenario_spec& sc) {
+  const toml::table* kt = nullptr;
+  if (top.has("kernel")) {
+    const toml::node* n = top.table().get("kernel");
+    if (!n->is_table()) return top.wrong_type("kernel", *n, "a table ([kernel])");
+    kt = n->as_table();
+  }
+  toml::table empty;
+  table_reader k(src, kt ? *kt : empty, "[kernel]");
+  if (status s = k.check_keys({"profile", "overrides"}); !s.ok()) return s;
+  if (status s = k.get("profile", sc.machine.profile); !s.ok()) return s;
+  result<kernel_profile> prof = find_profile(sc.machine.profile);
+  if (!prof.ok()) return error_at(k.where("profile"), prof.error().message());
+  sc.profile = *prof;
+  if (!k.has("overrides")) return {};
+  const toml::node* on = k.table().get("overrides");
+  if (!on->is_table()) return k.wrong_type("overrides", *on, "a table ([kernel.overrides])");
+  // Apply in file order: later keys may depend on earlier ones (paging before mmap_layout).
+  std::vector<std::pair<const toml::key*, const toml::node*>> items;
+  for (auto&& [key, v] : *on->as_table()) items.emplace_back(&key, &v);
+  std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
+    const auto& pa = a.first->source().begin;
+    const auto& pb = b.first->source().begin;
+    return pa.line != pb.line ? pa.line < pb.line : pa.column < pb.column;
+  });
+  for (const auto& [key, v] : items) {
+    std::string value;
+    if (v->is_string()) value = v->as_string()->get();
+    else if (v->is_boolean()) value = v->as_boolean()->get() ? "true" : "false";
+    else if (v->is_integer()) value = std::to_string(v->as_integer()->get());
+    else
+      return error_at(src.loc(v->source()), "kernel override '" + std::string(key->str()) +
+                                                "' must be a string, boolean or integer, not " + type_name(v->type()));
+    if (status s = apply_override(sc.profile, std::string(key->str()), value); !s.ok())
+      return error_at(src.loc(v->source()), s.message());
+    sc.machine.overrides.emplace_back(std::string(key->str()), value);
+  }
+  return {};
+}
+
+status read_objects(const source_text& src, const table_reader& top, scenario_spec& sc) {
+  std::vector<const toml::table*> tables;
+  if (status s = top.get_tables("object", tables); !s.ok()) return s;
+  for (const toml::table* t : tables) {
+    table_reader o(src, *t, "[[object]]");
+    if (status s = o.check_keys({"name", "kind", "size"}); !s.ok()) return s;
+    object_decl d;
+    if (!o.has("name")) return o.missing("name");
+    if (status s = o.get_token("name", d.name); !s.ok()) return s;
+    if (d.name == "anon") return o.bad_value("name", "'anon' is reserved for private anonymous mappings; choose another object name");
+    for (const auto& e : sc.objects)
+      if (e.name == d.name) return o.bad_value("name", "duplicate object name '" + d.name + "'");
+    std::string kind = "shm";
+    if (status s = o.get("kind", kind); !s.ok()) return s;
+    if (kind == "shm") d.kind = object_kind::shm;
+    else if (kind == "file") d.kind = object_kind::file;
+    else return o.bad_value("kind", "'kind' in [[object]] must be \"shm\" or \"file\", not '" + kind + "'");
+    if (!o.has("size")) return o.missing("size");
+    if (status s = o.get_size("size", d.size); !s.ok()) return s;
+    if (d.size == 0) return o.bad_value("size", "object '" + d.name + "' has size 0");
+    sc.objects.push_back(std::move(d));
+  }
+  return {};
+}
+
+status read_map(const source_text& src, const toml::table& t, const scenario_spec& sc, group_spec& g) {
+  table_reader m(src, t, "[[group.map]]");
+  if (status s = m.check_keys({"name", "object", "shared", "size", "offset", "prot", "locked", "addr", "align", "phase"}); !s.ok())
+    return s;
+  map_spec ms;
+  ms.where = m.where();
+  if (!m.has("name")) return m.missing("name");
+  if (status s = m.get_token("name", ms.name); !s.ok()) return s;
+  for (const auto& e : g.maps)
+    if (e.name == ms.name) return m.bad_value("name", "duplicate mapping name '" + ms.name + "' in group '" + g.name + "'");
+  if (!m.has("object")) return m.missing("object");
+  std::string obj;
+  if (status s = m.get("object", obj); !s.ok()) return s;
+  if (obj != "anon") {
+    auto it = std::find_if(sc.objects.begin(), sc.objects.end(), [&](const object_decl& d) { return d.name == obj; });
+    if (it == sc.objects.end()) {
+      std::string known;
+      for (const auto& d : sc.objects) known += ", " + d.name;
+      return m.bad_value("object", "unknown object '" + obj + "' (objects: anon" + known + ")");
+    }
+    ms.object = int32_t(it - sc.objects.begin());
+  }
+  if (status s = m.get("shared", ms.shared); !s.ok()) return s;
+  if (ms.object < 0 && ms.shared)
+    return m.bad_value("shared", "shared anonymous mappings: declare a shm object");
+  if (status s = m.get("locked", ms.locked); !s.ok()) return s;
+  if (status s = m.get_prot("prot", ms.prot); !s.ok()) return s;
+  if (status s = m.get_page_size("offset", ms.offset); !s.ok()) return s;
+  if (ms.object < 0 && m.has("offset") && ms.offset)
+    return m.bad_value("offset", "'offset' applies to object mappings, not anon");
+
+  ms.size_at = m.where("size");
+  if (ms.object < 0) {
+    if (!m.has("size")) return m.missing("size");
+    if (status s = m.get_size("size", ms.size); !s.ok()) return s;
+  } else {
+    const object_decl& d = sc.objects[size_t(ms.object)];
+    const bytes obj_pages = round_up(d.size, kPage);
+    if (ms.offset >= obj_pages)
+      return m.bad_value("offset", "offset " + std::to_string(ms.offset) + " is beyond the end of object '" + d.name +
+                                       "' (" + std::to_string(d.size) + " bytes)");
+    ms.size = obj_pages - ms.offset;
+    if (status s = m.get_size("size", ms.size); !s.ok()) return s;
+    if (round_up(ms.size, kPage) > obj_pages - ms.offset)
+      return m.bad_value("size", "offset + size (" + std::to_string(ms.offset) + " + " + std::to_string(ms.size) +
+                                     ") is beyond the end of object '" + d.name + "' (" + std::to_string(d.size) + " bytes)");
+  }
+  if (ms.size == 0) return m.bad_value("size", "mapping '" + ms.name + "' has size 0");
+  if (ms.size > sc.profile.paging.task_size - kMmapMinAddr)
+    return m.bad_value("size", "mapping '" + ms.name + "' (" + std::to_string(ms.size) +
+                                   " bytes) is larger than the address space of " + sc.profile.name + " (task_size " +
+                                   hex(sc.profile.paging.task_size) + ")");
+  ms.size = round_up(ms.size, kPage);
+
+  if (m.has("addr")) {
+    ms.addr_at = m.where("addr");
+    ms.fixed = true;
+    if (status s = m.get_size("addr", ms.addr); !s.ok()) return s;
+    if (ms.addr % kPage) return m.bad_value("addr", "fixed address " + hex(ms.addr) + " is not a multiple of 4KiB");
+    if (ms.addr < kMmapMinAddr || ms.addr >= sc.profile.paging.task_size ||
+        ms.size > sc.profile.paging.task_size - ms.addr)
+      return m.bad_value("addr", "fixed mapping '" + ms.name + "' [" + hex(ms.addr) + ", " + hex(ms.addr + ms.size) +
+                                     ") is outside the user address space [0x10000, " +
+                                     hex(sc.profile.paging.task_size) + ") of " + sc.profile.name);
+    if (m.has("align") || m.has("phase"))
+      return m.bad_value(m.has("align") ? "align" : "phase", "'align' and 'phase' do not apply to a fixed mapping ('addr')");
+    for (const auto& e : g.maps)
+      if (e.fixed && ms.addr < e.addr + e.size && e.addr < ms.addr + ms.size)
+        return m.bad_value("addr", "fixed mapping '" + ms.name + "' [" + hex(ms.addr) + ", " + hex(ms.addr + ms.size) +
+                                       ") overlaps fixed mapping '" + e.name + "' [" + hex(e.addr) + ", " +
+                                       hex(e.addr + e.size) + ") in group '" + g.name + "'");
+  }
+  if (status s = m.get_size("align", ms.align); !s.ok()) return s;
+  if (m.has("align") && (!is_pow2(ms.align) || ms.align < kPage))
+    return m.bad_value("align", "'align' in [[group.map]] must be a power of two >= 4KiB, not " + std::to_string(ms.align));
+  if (status s = m.get_page_size("phase", ms.phase); !s.ok()) return s;
+  if (m.has("phase")) {
+    if (!m.has("align")) return m.bad_value("phase", "'phase' needs 'align'");
+    if (ms.phase >= ms.align)
+      return m.bad_value("phase", "'phase' (" + std::to_string(ms.phase) + ") must be less than 'align' (" +
+                                      std::to_string(ms.align) + ")");
+  }
+  g.maps.push_back(std::move(ms));
+  return {};
+}
+
+status read_groups(const source_text& src, const table_reader& top, scenario_spec& sc) {
+  std::vector<const toml::table*> tables;
+  if (status s = top.get_tables("group", tables); !s.ok()) return s;
+  for (const toml::table* t : tables) {
+    table_reader gr(src, *t, "[[group]]");
+    if (status s = gr.check_keys({"name", "count", "map"}); !s.ok()) return s;
+    group_spec g;
+    if (!gr.has("name")) return gr.missing("name");
+    if (status s = gr.get_token("name", g.name); !s.ok()) return s;
+    for (const auto& e : sc.groups)
+      if (e.name == g.name) return gr.bad_value("name", "duplicate group name '" + g.name + "'");
+    uint64_t count = 1;
+    if (status s = gr.get_count("count", count, 1, kPidMaxLimit); !s.ok()) return s;
+    g.count = uint32_t(count);
+    std::vector<const toml::table*> maps;
+    if (status s = gr.get_tables("map", maps); !s.ok()) return s;
+    for (const toml::table* mt : maps)
+      if (status s = read_map(src, *mt, sc, g); !s.ok()) return s;
+    sc.groups.push_back(std::move(g));
+  }
+  return {};
+}
+
+status read_phases(const source_text& src, const table_reader& top, scenario_spec& sc) {
+  std::vector<const toml::table*> tables;
+  if (status s = top.get_tables("phase", tables); !s.ok()) return s;
+  for (const toml::table* t : tables) {
+    table_reader p(src, *t, "[[phase]]");
+    if (status s = p.check_keys({"name", "group", "action", "map", "offset", "length", "pattern", "stride", "fraction",
+                                 "theta", "write", "prot", "advice", "children", "into", "processes"});
+        !s.ok())
+      return s;
+    phase_spec ph;
+    ph.where = p.where();
+    ph.name = "phase" + std::to_string(sc.phases.size() + 1);
+    if (status s = p.get_token("name", ph.name); !s.ok()) return s;
+    for (const auto& e : sc.phases)
+      if (e.name == ph.name) return p.bad_value("name", "duplicate phase name '" + ph.name + "'");
+    if (p.has("group")) {
+      std::string g;
+      if (status s = p.get("group", g); !s.ok()) return s;
+      ph.group = g;
+      ph.group_at = p.where("group");
+    }
+    if (!p.has("action")) return p.missing("action");
+    std::string act;
+    if (status s = p.get("action", act); !s.ok()) return s;
+    static constexpr std::pair<std::string_view, action> kActions[] = {
+        {"touch", action::touch},       {"fork", action::fork},       {"exit", action::exit},
+        {"munmap", action::munmap},     {"mprotect", action::mprotect}, {"madvise", action::madvise}};
+    auto it = std::find_if(std::begin(kActions), std::end(kActions), [&](const auto& a) { return a.first == act; });
+    if (it == std::end(kActions))
+      return p.bad_value("action", "unknown action '" + act + "' (expected touch, fork, exit, munmap, mprotect or madvise)");
+    ph.act = it->second;
+
+    // Keys that do not apply to the action are mistakes, not silently ignored.
+    std::vector<std::string_view> applies = {"name", "group", "action", "processes"};
+    switch (ph.act) {
+      case action::touch: applies.insert(applies.end(), {"map", "offset", "length", "pattern", "stride", "fraction", "theta", "write"}); break;
+      case action::fork: applies.insert(applies.end(), {"children", "into"}); break;
+      case action::exit: break;
+      case action::munmap: applies.insert(applies.end(), {"map", "offset", "length"}); break;
+      case action::mprotect: applies.insert(applies.end(), {"map", "offset", "length", "prot"}); break;
+      case action::madvise: applies.insert(applies.end(), {"map", "offset", "length", "advice"}); break;
+    }
+    for (auto&& [k, v] : *t)
+      if (std::find(applies.begin(), applies.end(), k.str()) == applies.end())
+        return error_at(src.loc(k.source()), "key '" + std::string(k.str()) + "' does not apply to action '" + act + "'");
+
+    if (p.has("processes")) {
+      uint64_t n = 0;
+      if (status s = p.get_count("processes", n, 1, kPidMaxLimit); !s.ok()) return s;
+      ph.processes = n;
+      ph.processes_at = p.where("processes");
+    }
+    if (ph.act == action::fork) {
+      uint64_t c = 1;
+      if (status s = p.get_count("children", c, 1, 65536); !s.ok()) return s;
+      ph.children = uint32_t(c);
+      if (!p.has("into")) return p.missing("into");
+      if (status s = p.get_token("into", ph.into); !s.ok()) return s;
+      ph.into_at = p.where("into");
+    } else if (ph.act != action::exit) {
+      if (!p.has("map")) return p.missing("map");
+      if (status s = p.get("map", ph.map); !s.ok()) return s;
+      ph.map_at = p.where("map");
+      ph.offset_at = p.where("offset");
+      if (status s = p.get_page_size("offset", ph.offset); !s.ok()) return s;
+      if (p.has("length")) {
+        bytes len = 0;
+        if (status s = p.get_page_size("length", len); !s.ok()) return s;
+        if (len == 0) return p.bad_value("length", "'length' in [[phase]] must not be 0");
+        ph.length = len;
+        ph.length_at = p.where("length");
+      }
+    }
+    if (ph.act == action::touch) {
+      std::string pat = "sequential";
+      if (status s = p.get("pattern", pat); !s.ok()) return s;
+      if (pat == "sequential") ph.pattern = touch_pattern::all;
+      else if (pat == "stride") ph.pattern = touch_pattern::stride;
+      else if (pat == "uniform") ph.pattern = touch_pattern::uniform;
+      else if (pat == "zipf") ph.pattern = touch_pattern::zipf;
+      else return p.bad_value("pattern", "unknown pattern '" + pat + "' (expected sequential, stride, uniform or zipf)");
+      if (status s = p.get("write", ph.write); !s.ok()) return s;
+      const bool random = ph.pattern == touch_pattern::uniform || ph.pattern == touch_pattern::zipf;
+      if (p.has("stride") && ph.pattern != touch_pattern::stride)
+        return p.bad_value("stride", "'stride' applies only to pattern = \"stride\"");
+      if (p.has("fraction") && !random) return p.bad_value("fraction", "'fraction' applies only to pattern = \"uniform\" or \"zipf\"");
+      if (p.has("theta") && ph.pattern != touch_pattern::zipf) return p.bad_value("theta", "'theta' applies only to pattern = \"zipf\"");
+      if (ph.pattern == touch_pattern::stride) {
+        if (!p.has("stride")) return p.missing("stride");
+        if (status s = p.get_size("stride", ph.stride); !s.ok()) return s;
+        if (!is_pow2(ph.stride) || ph.stride < kPage)
+          return p.bad_value("stride", "'stride' in [[phase]] must be a power of two >= 4KiB, not " + std::to_string(ph.stride));
+      }
+      if (random) {
+        if (!p.has("fraction")) return p.missing("fraction");
+        if (status s = p.get("fraction", ph.fraction); !s.ok()) return s;
+        ph.fraction_at = p.where("fraction");
+        if (ph.pattern == touch_pattern::uniform && !(ph.fraction > 0 && ph.fraction <= 1))
+          return p.bad_value("fraction", "'fraction' for a uniform touch must be in (0, 1], not " + fmt::format("{}", ph.fraction));
+        // Engines expand the access list in memory: 100 accesses per page is plenty.
+        if (ph.pattern == touch_pattern::zipf && !(ph.fraction > 0 && ph.fraction <= 100))
+          return p.bad_value("fraction", "'fraction' for a zipf touch must be in (0, 100], not " + fmt::format("{}", ph.fraction));
+      }
+      if (ph.pattern == touch_pattern::zipf) {
+        if (status s = p.get("theta", ph.theta); !s.ok()) return s;
+        if (!(ph.theta > 0 && ph.theta <= 10))
+          return p.bad_value("theta", "'theta' must be in (0, 10], not " + fmt::format("{}", ph.theta));
+      }
+    }
+    if (ph.act == action::mprotect) {
+      if (!p.has("prot")) return p.missing("prot");
+      if (status s = p.get_prot("prot", ph.prot); !s.ok()) return s;
+    }
+    if (ph.act == action::madvise) {
+      std::string adv = "dontneed";
+      if (status s = p.get("advice", adv); !s.ok()) return s;
+      if (adv != "dontneed") return p.bad_value("advice", "unknown advice '" + adv + "' (only \"dontneed\" is supported)");
+    }
+    sc.phases.push_back(std::move(ph));
+  }
+  return {};
+}
+
+result<scenario_spec> read_scenario(const source_text& src, const toml::table& root, const std::string& default_name) {
+  scenario_spec sc;
+  sc.name = default_name;
+  table_reader top(src, root, "the top level");
+  if (status s = top.check_keys({"name", "description", "seed", "machine", "kernel", "object", "group", "phase"}); !s.ok())
+    return s;
+  if (status s = top.get("name", sc.name); !s.ok()) return s;
+  std::string description;
+  if (status s = top.get("description", description); !s.ok()) return s;
+  if (top.has("seed")) {
+    int64_t seed = 0;
+    if (status s = top.get("seed", seed); !s.ok()) return s;
+    if (seed < 0) return top.bad_value("seed", "'seed' must not be negative, not " + std::to_string(seed));
+    sc.seed = uint64_t(seed);
+  }
+  if (status s = read_machine(src, top, sc); !s.ok()) return s;
+  if (status s = read_kernel(src, top, sc); !s.ok()) return s;
+  if (status s = read_objects(src, top, sc); !s.ok()) return s;
+  if (status s = read_groups(src, top, sc); !s.ok()) return s;
+  if (status s = read_phases(src, top, sc); !s.ok()) return s;
+  uint64_t total = 0;
+  for (const auto& g : sc.groups) total += g.count;
+  if (total > kPidMaxLimit)
+    return top.bad_value("group", "the groups have " + std::to_string(total) + " processes; at most " +
+                                      std::to_string(kPidMaxLimit) + " (PID_MAX_LIMIT)");
+  return sc;
+}
+
+// ---------------------------------------------------------------------------------------
+// The generator.
+
+uint64_t splitmix64(uint64_t x) {
+  uint64_t z = x + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+class generator {
+ public:
+  explicit generator(const scenario_spec& sc) : sc_(sc) {}
+
+  result<op_stream> run() {
+    out_.machine = sc_.machine;
+    out_.objects = sc_.objects;
+    out_.source = sc_.name;
+    procs_.push_back({});  // pid 0 is never used
+    for (const auto& g : sc_.groups) {
+      groups_.push_back({g.name, {}});
+      for (uint32_t i = 0; i < g.count; ++i) {
+        const uint32_t pid = next_pid_++;
+        procs_.push_back({true, groups_.size() - 1, &g.maps});
+        groups_.back().pids.push_back(pid);
+        op s;
+        s.kind = op_kind::spawn;
+        s.pid = pid;
+        emit(std::move(s));
+        for (const auto& m : g.maps) emit(mmap_op(pid, m));
+      }
+    }
+    for (const auto& ph : sc_.phases)
+      if (status s = run_phase(ph); !s.ok()) return s;
+    return std::move(out_);
+  }
+
+ private:
+  struct proc {
+    bool alive = false;
+    size_t group = 0;
+    const std::vector<map_spec>* maps = nullptr;
+  };
+  struct live_group {
+    std::string name;
+    std::vector<uint32_t> pids;  // live members, ascending
+  };
+
+  void emit(op o) { out_.ops.push_back(std::move(o)); }
+
+  uint32_t map_index(const std::string& name) {
+    auto it = std::find(out_.map_names.begin(), out_.map_names.end(), name);
+    if (it != out_.map_names.end()) return uint32_t(it - out_.map_names.begin());
+    out_.map_names.push_back(name);
+    return uint32_t(out_.map_names.size() - 1);
+  }
+
+  op mmap_op(uint32_t pid, const map_spec& m) {
+    op o;
+    o.kind = op_kind::mmap;
+    o.pid = pid;
+    o.map = map_index(m.name);
+    o.object = m.object;
+    o.shared = m.shared;
+    o.locked = m.locked;
+    o.fixed = m.fixed;
+    o.addr = m.addr;
+    o.align = m.align;
+    o.phase_off = m.phase;
+    o.obj_off = m.offset;
+    o.prot = m.prot;
+    o.len = m.size;
+    return o;
+  }
+
+  live_group* find_group(const std::string& name) {
+    for (auto& g : groups_)
+      if (g.name == name) return &g;
+    return nullptr;
+  }
+
+  status actors(const phase_spec& ph, std::vector<uint32_t>& pids) {
+    if (ph.group) {
+      live_group* g = find_group(*ph.group);
+      if (!g) {
+        for (const auto& later : sc_.phases)
+          if (later.act == action::fork && later.into == *ph.group)
+            return error_at(ph.group_at, "group '" + *ph.group + "' does not exist yet: phase '" + later.name +
+                                             "' forks it later");
+        std::string known;
+        for (const auto& e : groups_) known += (known.empty() ? "" : ", ") + e.name;
+        return error_at(ph.group_at, "unknown group '" + *ph.group + "' (groups: " + known + ")");
+      }
+      if (g->pids.empty()) return error_at(ph.group_at, "group '" + *ph.group + "' has no live processes");
+      pids = g->pids;
+    } else {
+      for (uint32_t pid = 1; pid < procs_.size(); ++pid)
+        if (procs_[pid].alive) pids.push_back(pid);
+      if (pids.empty()) return error_at(ph.where, "phase '" + ph.name + "': no live processes");
+    }
+    if (ph.processes) {
+      if (*ph.processes > pids.size())
+        return error_at(ph.processes_at, "'processes' is " + std::to_string(*ph.processes) + " but only " +
+                                             std::to_string(pids.size()) + " processes are live");
+      pids.resize(*ph.processes);
+    }
+    return {};
+  }
+
+  status run_phase(const phase_spec& ph) {
+    std::vector<uint32_t> pids;
+    if (status s = actors(ph, pids); !s.ok()) return s;
+    if (ph.act == action::fork) {
+      if (find_group(ph.into)) return error_at(ph.into_at, "group '" + ph.into + "' already exists");
+      if (uint64_t(next_pid_) + uint64_t(pids.size()) * ph.children > kPidMaxLimit + 1)
+        return error_at(ph.where, "fork would exceed " + std::to_string(kPidMaxLimit) + " processes (PID_MAX_LIMIT)");
+      live_group children{ph.into, {}};
+      for (uint32_t parent : pids) {
+        for (uint32_t c = 0; c < ph.children; ++c) {
+          const uint32_t child = next_pid_++;
+          procs_.push_back({true, groups_.size(), procs_[parent].maps});
+          children.pids.push_back(child);
+          op o;
+          o.kind = op_kind::fork;
+          o.pid = parent;
+          o.child = child;
+          emit(std::move(o));
+        }
+      }
+      groups_.push_back(std::move(children));
+    } else if (ph.act == action::exit) {
+      for (uint32_t pid : pids) {
+        op o;
+        o.kind = op_kind::exit;
+        o.pid = pid;
+        emit(std::move(o));
+        procs_[pid].alive = false;
+        auto& members = groups_[procs_[pid].group].pids;
+        members.erase(std::find(members.begin(), members.end(), pid));
+      }
+    } else {
+      for (uint32_t pid : pids)
+        if (status s = range_op(ph, pid); !s.ok()) return s;
+    }
+    op p;
+    p.kind = op_kind::phase;
+    p.name = ph.name;
+    emit(std::move(p));
+    return {};
+  }
+
+  status range_op(const phase_spec& ph, uint32_t pid) {
+    const auto& maps = *procs_[pid].maps;
+    auto it = std::find_if(maps.begin(), maps.end(), [&](const map_spec& m) { return m.name == ph.map; });
+    if (it == maps.end())
+      return error_at(ph.map_at, "unknown mapping '" + ph.map + "': process " + std::to_string(pid) + " (group '" +
+                                     groups_[procs_[pid].group].name + "') has no such mapping");
+    if (ph.offset >= it->size)
+      return error_at(ph.offset_at, "offset " + std::to_string(ph.offset) + " is beyond the end of mapping '" + ph.map +
+                                        "' (" + std::to_string(it->size) + " bytes)");
+    const bytes len = ph.length.value_or(it->size - ph.offset);
+    if (len > it->size - ph.offset)
+      return error_at(ph.length_at, "offset + length (" + std::to_string(ph.offset) + " + " + std::to_string(len) +
+                                        ") is beyond the end of mapping '" + ph.map + "' (" + std::to_string(it->size) +
+                                        " bytes)");
+    op o;
+    o.pid = pid;
+    o.map = map_index(ph.map);
+    o.off = ph.offset;
+    o.len = len;
+    switch (ph.act) {
+      case action::touch: {
+        o.kind = op_kind::touch;
+        o.write = ph.write;
+        o.pattern = ph.pattern;
+        if (ph.pattern == touch_pattern::stride) o.stride = ph.stride;
+        if (ph.pattern == touch_pattern::uniform || ph.pattern == touch_pattern::zipf) {
+          const double pages = double(len / kPage);
+          o.count = std::max<uint64_t>(1, uint64_t(std::llround(ph.fraction * pages)));
+          o.seed = splitmix64(splitmix64(sc_.seed) ^ uint64_t(out_.ops.size()));
+          if (ph.pattern == touch_pattern::zipf) o.theta = ph.theta;
+        }
+        break;
+      }
+      case action::munmap: o.kind = op_kind::munmap; break;
+      case action::mprotect: o.kind = op_kind::mprotect; o.prot = ph.prot; break;
+      case action::madvise: o.kind = op_kind::madvise; o.adv = advice::dontneed; break;
+      default: break;
+    }
+    emit(std::move(o));
+    return {};
+  }
+
+  const scenario_spec& sc_;
+  op_stream out_;
+  std::vector<proc> procs_;
+  std::vector<live_group> groups_;
+  uint32_t next_pid_ = 1;
+};
+
+std::string stem_of(const std::string& path) {
+  std::string n = std::filesystem::path(path).filename().string();
+  if (n.size() > 5 && n.substr(n.size() - 5) == ".toml") n.resize(n.size() - 5);
+  return n;
+}
+
+result<op_stream> parse_named(std::string_view text, const std::string& file, const std::string& default_name) {
+  try {
+    source_text src(file, text);
+    toml::table root;
+    try {
+      root = toml::parse(text, file);
+    } catch (const toml::parse_error& e) {
+      return error_at(src.loc(e.source().begin), "TOML syntax error: " + std::string(e.description()));
+    }
+    result<scenario_spec> sc = read_scenario(src, root, default_name);
+    if (!sc.ok()) return sc.error();
+    return generator(*sc).run();
+  } catch (const std::exception& e) {
+    return status::invalid_argument(file + ": cannot read scenario: " + e.what());
+  }
+}
+
+}  // namespace
+
+result<op_stream> parse_scenario(std::string_view text, const std::string& name) {
+  return parse_named(text, name, stem_of(name));
+}
+
+result<op_stream> load_scenario(const std::string& name_or_path) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(name_or_path, ec)) {
+    std::ifstream in(name_or_path, std::ios::binary);
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    if (!in && !in.eof()) return status::io_error("cannot read scenario file '" + name_or_path + "'");
+    return parse_named(buf.str(), name_or_path, stem_of(name_or_path));
+  }
+  if (const builtin_scenario* b = find_builtin(name_or_path)) {
+    const std::string name(b->name);
+    return parse_named(b->text, "scenarios/" + name + ".toml", name);
+  }
+  std::string known;
+  for (const auto& b : builtin_scenarios()) known += (known.empty() ? "" : ", ") + std::string(b.name);
+  return status::invalid_argument("no scenario file or built-in scenario named '" + name_or_path + "' (built-in: " +
+                                  (known.empty() ? "none" : known) + ")");
+}
+
+}  // namespace vmlab

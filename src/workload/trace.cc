@@ -1,0 +1,580 @@
+// The trace format: one op a line (docs/trace-format.md).
+//
+// The parser checks the op-stream invariants (op.h) as it reads: pids exist before use
+// and are not used after exit, a mapping exists in the acting process (inheritance at
+// fork included), objects are declared before use, ranges are page multiples inside the
+// mapping as created. Errors point at the offending token.
+#include "workload/trace.h"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "model/profile.h"
+#include "workload/size.h"
+
+namespace vmlab {
+namespace {
+
+constexpr bytes kPage = 4096;
+constexpr vaddr kMmapMinAddr = 64 * KiB;
+
+struct token {
+  std::string_view text;
+  uint32_t column = 0;  // 1-based
+  // For key=value tokens.
+  [[nodiscard]] bool has_value() const { return text.find('=') != std::string_view::npos; }
+  [[nodiscard]] std::string_view key() const { return text.substr(0, text.find('=')); }
+  [[nodiscard]] std::string_view value() const {
+    const size_t eq = text.find('=');
+    return eq == std::string_view::npos ? std::string_view{} : text.substr(eq + 1);
+  }
+  [[nodiscard]] uint32_t value_column() const { return column + uint32_t(key().size()) + 1; }
+};
+
+std::string prot_name(uint8_t p) {
+  switch (p) {
+    case prot_none: return "none";
+    case prot_read: return "r";
+    case prot_write: return "w";
+    default: return "rw";
+  }
+}
+
+bool parse_prot(std::string_view s, uint8_t& out) {
+  if (s == "none") out = prot_none;
+  else if (s == "r") out = prot_read;
+  else if (s == "w") out = prot_write;
+  else if (s == "rw") out = prot_read | prot_write;
+  else return false;
+  return true;
+}
+
+template <typename T>
+bool parse_uint(std::string_view s, T& out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+struct proc_state {
+  bool alive = true;
+  std::map<uint32_t, bytes> maps;  // map index -> size as created
+};
+
+class trace_parser {
+ public:
+  trace_parser(std::string_view text, const std::string& name) : text_(text) {
+    out_.source = name;
+    file_ = name;
+  }
+
+  result<op_stream> run() {
+    result<kernel_profile> p = find_profile(out_.machine.profile);
+    if (!p.ok()) return p.error();
+    prof_ = *p;
+    size_t pos = 0;
+    while (pos <= text_.size()) {
+      const size_t nl = text_.find('\n', pos);
+      std::string_view line = text_.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      ++lineno_;
+      line_ = line;
+      if (status s = parse_line(); !s.ok()) return s;
+      if (nl == std::string_view::npos) break;
+      pos = nl + 1;
+    }
+    return std::move(out_);
+  }
+
+ private:
+  status err(uint32_t column, std::string msg) const {
+    source_location l;
+    l.file = file_;
+    l.line = lineno_;
+    l.column = column;
+    l.text = std::string(line_);
+    return status::invalid_argument(std::move(msg)).at(std::move(l));
+  }
+  status err(const token& t, std::string msg) const { return err(t.column, std::move(msg)); }
+  status err_value(const token& t, std::string msg) const { return err(t.value_column(), std::move(msg)); }
+
+  void tokenize() {
+    toks_.clear();
+    std::string_view line = line_;
+    if (size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    size_t i = 0;
+    while (i < line.size()) {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+      if (i >= line.size()) break;
+      const size_t start = i;
+      while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+      toks_.push_back({line.substr(start, i - start), uint32_t(start + 1)});
+    }
+  }
+
+  status parse_line() {
+    tokenize();
+    if (toks_.empty()) return {};
+    const std::string_view op = toks_[0].text;
+    if (op == "machine") return parse_machine();
+    if (op == "override") return parse_override();
+    if (op == "object") return parse_object();
+    if (op == "spawn") return parse_spawn();
+    if (op == "fork") return parse_fork();
+    if (op == "exit") return parse_exit();
+    if (op == "mmap") return parse_mmap();
+    if (op == "munmap" || op == "mprotect" || op == "madvise" || op == "touch") return parse_range_op();
+    if (op == "phase") return parse_phase();
+    return err(toks_[0], "unknown op '" + std::string(op) +
+                             "' (expected machine, override, object, spawn, fork, exit, mmap, munmap, mprotect, "
+                             "madvise, touch or phase)");
+  }
+
+  // Positional arguments: toks_[1..n]; returns an error naming what is missing.
+  status need_args(size_t n, const char* what) const {
+    if (toks_.size() < n + 1) return err(uint32_t(line_.size() + 1), std::string(toks_[0].text) + " needs " + what);
+    for (size_t i = 1; i <= n; ++i)
+      if (toks_[i].has_value())
+        return err(toks_[i], std::string(toks_[0].text) + " needs " + what + " before any key=value");
+    return {};
+  }
+
+  // key=value and bare-flag options after the positional arguments. Each option may
+  // appear once.
+  status options(size_t first, std::initializer_list<std::string_view> keys, std::initializer_list<std::string_view> flags,
+                 std::map<std::string_view, const token*>& out) const {
+    for (size_t i = first; i < toks_.size(); ++i) {
+      const token& t = toks_[i];
+      const std::string_view k = t.has_value() ? t.key() : t.text;
+      const auto& allowed = t.has_value() ? keys : flags;
+      if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
+        const bool other = std::find(t.has_value() ? flags.begin() : keys.begin(), t.has_value() ? flags.end() : keys.end(),
+                                     k) != (t.has_value() ? flags.end() : keys.end());
+        if (other)
+          return err(t, t.has_value() ? "'" + std::string(k) + "' is a flag and takes no value"
+                                      : "'" + std::string(k) + "' needs a value (" + std::string(k) + "=...)");
+        return err(t, "unknown key '" + std::string(k) + "' for " + std::string(toks_[0].text));
+      }
+      if (out.count(k)) return err(t, "duplicate key '" + std::string(k) + "'");
+      out[k] = &t;
+    }
+    return {};
+  }
+
+  status size_value(const token& t, bytes& out) const {
+    result<bytes> r = parse_size(t.value());
+    if (!r.ok()) return err_value(t, r.error().message());
+    out = *r;
+    return {};
+  }
+  status page_value(const token& t, bytes& out) const {
+    if (status s = size_value(t, out); !s.ok()) return s;
+    if (out % kPage) return err_value(t, std::string(t.key()) + "=" + std::to_string(out) + " is not a multiple of 4096");
+    return {};
+  }
+  status u64_value(const token& t, uint64_t& out) const {
+    if (!parse_uint(t.value(), out))
+      return err_value(t, std::string(t.key()) + " must be a non-negative integer, not '" + std::string(t.value()) + "'");
+    return {};
+  }
+
+  status pid_arg(const token& t, uint32_t& pid) const {
+    if (!parse_uint(t.text, pid) || pid == 0) return err(t, "'" + std::string(t.text) + "' is not a pid (an integer >= 1)");
+    return {};
+  }
+  // The pid must be live.
+  status live_pid(const token& t, uint32_t& pid) const {
+    if (status s = pid_arg(t, pid); !s.ok()) return s;
+    auto it = procs_.find(pid);
+    if (it == procs_.end()) return err(t, "pid " + std::to_string(pid) + " is used before spawn or fork");
+    if (!it->second.alive) return err(t, "pid " + std::to_string(pid) + " has exited");
+    return {};
+  }
+  // The pid must be new.
+  status new_pid(const token& t, uint32_t& pid) const {
+    if (status s = pid_arg(t, pid); !s.ok()) return s;
+    auto it = procs_.find(pid);
+    if (it != procs_.end())
+      return err(t, it->second.alive ? "pid " + std::to_string(pid) + " already exists"
+                                     : "pid " + std::to_string(pid) + " has exited and pids are not reused");
+    return {};
+  }
+
+  uint32_t map_index(std::string_view name) {
+    auto it = std::find(out_.map_names.begin(), out_.map_names.end(), name);
+    if (it != out_.map_names.end()) return uint32_t(it - out_.map_names.begin());
+    out_.map_names.emplace_back(name);
+    return uint32_t(out_.map_names.size() - 1);
+  }
+
+  status before_ops(const char* what) const {
+    if (!out_.ops.empty()) return err(toks_[0], std::string("'") + what + "' lines must come before the first op");
+    return {};
+  }
+
+  status parse_machine() {
+    if (status s = before_ops("machine"); !s.ok()) return s;
+    if (seen_machine_) return err(toks_[0], "duplicate 'machine' line");
+    if (!out_.machine.overrides.empty()) return err(toks_[0], "'machine' must come before 'override' lines");
+    seen_machine_ = true;
+    std::map<std::string_view, const token*> o;
+    if (status s = options(1, {"profile", "memory", "cpus", "cache_line"}, {}, o); !s.ok()) return s;
+    if (auto it = o.find("profile"); it != o.end()) {
+      out_.machine.profile = std::string(it->second->value());
+      result<kernel_profile> p = find_profile(out_.machine.profile);
+      if (!p.ok()) return err_value(*it->second, p.error().message());
+      prof_ = *p;
+    }
+    if (auto it = o.find("memory"); it != o.end())
+      if (status s = size_value(*it->second, out_.machine.memory); !s.ok()) return s;
+    for (const char* k : {"cpus", "cache_line"}) {
+      auto it = o.find(k);
+      if (it == o.end()) continue;
+      uint32_t v = 0;
+      if (!parse_uint(it->second->value(), v) || v == 0)
+        return err_value(*it->second, std::string(k) + " must be a positive integer, not '" + std::string(it->second->value()) + "'");
+      (std::string_view(k) == "cpus" ? out_.machine.cpus : out_.machine.cache_line) = v;
+    }
+    return {};
+  }
+
+  status parse_override() {
+    if (status s = before_ops("override"); !s.ok()) return s;
+    if (toks_.size() < 2) return err(uint32_t(line_.size() + 1), "override needs key=value");
+    for (size_t i = 1; i < toks_.size(); ++i) {
+      const token& t = toks_[i];
+      if (!t.has_value() || t.key().empty()) return err(t, "override needs key=value, not '" + std::string(t.text) + "'");
+      const std::string key(t.key()), value(t.value());
+      if (status s = apply_override(prof_, key, value); !s.ok()) return err(t, s.message());
+      out_.machine.overrides.emplace_back(key, value);
+    }
+    return {};
+  }
+
+  status parse_object() {
+    if (status s = need_args(2, "a name and a kind (shm or file)"); !s.ok()) return s;
+    object_decl d;
+    d.name = std::string(toks_[1].text);
+    if (d.name == "anon") return err(toks_[1], "'anon' is reserved for anonymous mappings");
+    for (const auto& e : out_.objects)
+      if (e.name == d.name) return err(toks_[1], "duplicate object '" + d.name + "'");
+    if (toks_[2].text == "shm") d.kind = object_kind::shm;
+    else if (toks_[2].text == "file") d.kind = object_kind::file;
+    else return err(toks_[2], "object kind must be shm or file, not '" + std::string(toks_[2].text) + "'");
+    std::map<std::string_view, const token*> o;
+    if (status s = options(3, {"size"}, {}, o); !s.ok()) return s;
+    if (!o.count("size")) return err(uint32_t(line_.size() + 1), "object needs size=");
+    if (status s = size_value(*o["size"], d.size); !s.ok()) return s;
+    if (d.size == 0) return err_value(*o["size"], "object '" + d.name + "' has size 0");
+    out_.objects.push_back(std::move(d));
+    return {};
+  }
+
+  status parse_spawn() {
+    if (status s = need_args(1, "a pid"); !s.ok()) return s;
+    if (toks_.size() > 2) return err(toks_[2], "unexpected '" + std::string(toks_[2].text) + "' after spawn PID");
+    op o;
+    o.kind = op_kind::spawn;
+    if (status s = new_pid(toks_[1], o.pid); !s.ok()) return s;
+    procs_[o.pid] = proc_state{};
+    out_.ops.push_back(std::move(o));
+    return {};
+  }
+
+  status parse_fork() {
+    if (status s = need_args(2, "a parent pid and a child pid"); !s.ok()) return s;
+    if (toks_.size() > 3) return err(toks_[3], "unexpected '" + std::string(toks_[3].text) + "' after fork PARENT CHILD");
+    op o;
+    o.kind = op_kind::fork;
+    if (status s = live_pid(toks_[1], o.pid); !s.ok()) return s;
+    if (status s = new_pid(toks_[2], o.child); !s.ok()) return s;
+    proc_state child;
+    child.maps = procs_[o.pid].maps;
+    procs_[o.child] = std::move(child);
+    out_.ops.push_back(std::move(o));
+    return {};
+  }
+
+  status parse_exit() {
+    if (status s = need_args(1, "a pid"); !s.ok()) return s;
+    if (toks_.size() > 2) return err(toks_[2], "unexpected '" + std::string(toks_[2].text) + "' after exit PID");
+    op o;
+    o.kind = op_kind::exit;
+    if (status s = live_pid(toks_[1], o.pid); !s.ok()) return s;
+    procs_[o.pid].alive = false;
+    out_.ops.push_back(std::move(o));
+    return {};
+  }
+
+  status parse_mmap() {
+    if (status s = need_args(2, "a pid and a mapping name"); !s.ok()) return s;
+    op o;
+    o.kind = op_kind::mmap;
+    if (status s = live_pid(toks_[1], o.pid); !s.ok()) return s;
+    std::map<std::string_view, const token*> opt;
+    if (status s = options(3, {"obj", "off", "len", "prot", "addr", "align", "phase"}, {"shared", "private", "locked"}, opt);
+        !s.ok())
+      return s;
+    if (opt.count("shared") && opt.count("private")) return err(*opt["private"], "a mapping is either shared or private");
+    o.shared = opt.count("shared") > 0;
+    o.locked = opt.count("locked") > 0;
+    bytes limit = 0;  // the object's size rounded up to pages; 0 for anon
+    if (opt.count("obj") && opt["obj"]->value() != "anon") {
+      const token& t = *opt["obj"];
+      auto it = std::find_if(out_.objects.begin(), out_.objects.end(), [&](const object_decl& d) { return d.name == t.value(); });
+      if (it == out_.objects.end())
+        return err_value(t, "object '" + std::string(t.value()) + "' is used before its 'object' line");
+      o.object = int32_t(it - out_.objects.begin());
+      limit = round_up(it->size, kPage);
+    } else if (o.shared) {
+      return err(*opt["shared"], "shared anonymous mappings: declare a shm object");
+    }
+    if (opt.count("off")) {
+      if (status s = page_value(*opt["off"], o.obj_off); !s.ok()) return s;
+      if (o.object < 0 && o.obj_off) return err(*opt["off"], "off= applies to object mappings, not anon");
+      if (o.object >= 0 && o.obj_off >= limit)
+        return err_value(*opt["off"], "off=" + std::to_string(o.obj_off) + " is beyond the end of object '" +
+                                          out_.objects[size_t(o.object)].name + "'");
+    }
+    if (opt.count("len")) {
+      if (status s = page_value(*opt["len"], o.len); !s.ok()) return s;
+      if (o.len == 0) return err_value(*opt["len"], "len must not be 0");
+      if (o.object >= 0 && o.len > limit - o.obj_off)
+        return err_value(*opt["len"], "off+len (" + std::to_string(o.obj_off) + "+" + std::to_string(o.len) +
+                                          ") is beyond the end of object '" + out_.objects[size_t(o.object)].name + "'");
+    } else if (o.object >= 0) {
+      o.len = limit - o.obj_off;
+    } else {
+      return err(uint32_t(line_.size() + 1), "an anonymous mmap needs len=");
+    }
+    if (o.len > prof_.paging.task_size - kMmapMinAddr)
+      return opt.count("len") ? err_value(*opt["len"], "len=" + std::to_string(o.len) + " is larger than the address space of " + prof_.name)
+                              : err(toks_[2], "mapping of " + std::to_string(o.len) + " bytes is larger than the address space of " + prof_.name);
+    if (opt.count("prot") && !parse_prot(opt["prot"]->value(), o.prot))
+      return err_value(*opt["prot"], "prot must be r, rw or none, not '" + std::string(opt["prot"]->value()) + "'");
+    if (opt.count("addr")) {
+      const token& t = *opt["addr"];
+      if (status s = page_value(t, o.addr); !s.ok()) return s;
+      if (o.addr < kMmapMinAddr || o.addr >= prof_.paging.task_size || o.len > prof_.paging.task_size - o.addr)
+        return err_value(t, fmt::format("fixed mapping [{:#x}, {:#x}) is outside the user address space [0x10000, {:#x})",
+                                        o.addr, o.addr + o.len, prof_.paging.task_size));
+      o.fixed = true;
+      if (opt.count("align") || opt.count("phase"))
+        return err(*opt[opt.count("align") ? "align" : "phase"], "align= and phase= do not apply to a fixed mapping");
+    }
+    if (opt.count("align")) {
+      if (status s = size_value(*opt["align"], o.align); !s.ok()) return s;
+      if (!is_pow2(o.align) || o.align < kPage)
+        return err_value(*opt["align"], "align must be a power of two >= 4096, not " + std::to_string(o.align));
+    }
+    if (opt.count("phase")) {
+      if (!opt.count("align")) return err(*opt["phase"], "phase= needs align=");
+      if (status s = page_value(*opt["phase"], o.phase_off); !s.ok()) return s;
+      if (o.phase_off >= o.align) return err_value(*opt["phase"], "phase must be less than align");
+    }
+    o.map = map_index(toks_[2].text);
+    auto& maps = procs_[o.pid].maps;
+    if (maps.count(o.map))
+      return err(toks_[2], "pid " + std::to_string(o.pid) + " already has a mapping '" + std::string(toks_[2].text) + "'");
+    maps[o.map] = o.len;
+    out_.ops.push_back(std::move(o));
+    return {};
+  }
+
+  status parse_range_op() {
+    const std::string_view kind = toks_[0].text;
+    if (status s = need_args(2, "a pid and a mapping name"); !s.ok()) return s;
+    op o;
+    if (status s = live_pid(toks_[1], o.pid); !s.ok()) return s;
+    std::map<std::string_view, const token*> opt;
+    status s;
+    if (kind == "touch") {
+      o.kind = op_kind::touch;
+      s = options(3, {"off", "len", "stride", "count", "seed", "theta"}, {"read", "write", "uniform", "zipf"}, opt);
+    } else if (kind == "munmap") {
+      o.kind = op_kind::munmap;
+      s = options(3, {"off", "len"}, {}, opt);
+    } else if (kind == "mprotect") {
+      o.kind = op_kind::mprotect;
+      s = options(3, {"off", "len", "prot"}, {}, opt);
+    } else {
+      o.kind = op_kind::madvise;
+      s = options(3, {"off", "len"}, {"dontneed"}, opt);
+    }
+    if (!s.ok()) return s;
+    // The mapping must exist in this process (mmap'd here or inherited at fork).
+    const std::string_view map_name = toks_[2].text;
+    auto mi = std::find(out_.map_names.begin(), out_.map_names.end(), map_name);
+    const auto& maps = procs_[o.pid].maps;
+    if (mi == out_.map_names.end() || !maps.count(uint32_t(mi - out_.map_names.begin())))
+      return err(toks_[2], "pid " + std::to_string(o.pid) + " has no mapping '" + std::string(map_name) + "'");
+    o.map = uint32_t(mi - out_.map_names.begin());
+    const bytes size = maps.at(o.map);
+    if (opt.count("off")) {
+      if (status e = page_value(*opt["off"], o.off); !e.ok()) return e;
+      if (o.off >= size)
+        return err_value(*opt["off"], "off=" + std::to_string(o.off) + " is beyond the end of mapping '" +
+                                          std::string(map_name) + "' (" + std::to_string(size) + " bytes)");
+    }
+    o.len = size - o.off;
+    if (opt.count("len")) {
+      if (status e = page_value(*opt["len"], o.len); !e.ok()) return e;
+      if (o.len == 0) return err_value(*opt["len"], "len must not be 0");
+      if (o.len > size - o.off)
+        return err_value(*opt["len"], "off+len (" + std::to_string(o.off) + "+" + std::to_string(o.len) +
+                                          ") is beyond the end of mapping '" + std::string(map_name) + "' (" +
+                                          std::to_string(size) + " bytes)");
+    }
+    if (o.kind == op_kind::mprotect) {
+      if (!opt.count("prot")) return err(uint32_t(line_.size() + 1), "mprotect needs prot=");
+      if (!parse_prot(opt["prot"]->value(), o.prot))
+        return err_value(*opt["prot"], "prot must be r, rw or none, not '" + std::string(opt["prot"]->value()) + "'");
+    }
+    if (o.kind == op_kind::touch) {
+      if (status e = touch_options(opt, o); !e.ok()) return e;
+    }
+    out_.ops.push_back(std::move(o));
+    return {};
+  }
+
+  status touch_options(std::map<std::string_view, const token*>& opt, op& o) const {
+    if (opt.count("read") && opt.count("write")) return err(*opt["write"], "a touch is either read or write");
+    o.write = opt.count("write") > 0;
+    if (opt.count("uniform") && opt.count("zipf")) return err(*opt["zipf"], "a touch is either uniform or zipf");
+    if (opt.count("stride") && (opt.count("uniform") || opt.count("zipf")))
+      return err(*opt["stride"], "stride= does not combine with uniform or zipf");
+    if (opt.count("uniform")) o.pattern = touch_pattern::uniform;
+    else if (opt.count("zipf")) o.pattern = touch_pattern::zipf;
+    else if (opt.count("stride")) o.pattern = touch_pattern::stride;
+    if (o.pattern == touch_pattern::stride) {
+      if (status s = size_value(*opt["stride"], o.stride); !s.ok()) return s;
+      if (!is_pow2(o.stride) || o.stride < kPage)
+        return err_value(*opt["stride"], "stride must be a power of two >= 4096, not " + std::to_string(o.stride));
+    }
+    const bool random = o.pattern == touch_pattern::uniform || o.pattern == touch_pattern::zipf;
+    for (const char* k : {"count", "seed"})
+      if (opt.count(k) && !random) return err(*opt[k], std::string(k) + "= applies only to uniform and zipf touches");
+    if (opt.count("theta") && o.pattern != touch_pattern::zipf) return err(*opt["theta"], "theta= applies only to zipf touches");
+    if (!random) return {};
+    if (!opt.count("count")) return err(uint32_t(line_.size() + 1), "a uniform or zipf touch needs count=");
+    if (status s = u64_value(*opt["count"], o.count); !s.ok()) return s;
+    if (o.count == 0) return err_value(*opt["count"], "count must not be 0");
+    if (o.pattern == touch_pattern::uniform && o.count > o.len / kPage)
+      return err_value(*opt["count"], "count=" + std::to_string(o.count) + " is more than the " +
+                                          std::to_string(o.len / kPage) + " pages in the range");
+    o.seed = 1;
+    if (opt.count("seed"))
+      if (status s = u64_value(*opt["seed"], o.seed); !s.ok()) return s;
+    if (o.pattern == touch_pattern::zipf) {
+      o.theta = 0.99;
+      if (opt.count("theta")) {
+        const std::string_view v = opt["theta"]->value();
+        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), o.theta);
+        if (ec != std::errc() || p != v.data() + v.size() || !(o.theta > 0 && o.theta <= 10))
+          return err_value(*opt["theta"], "theta must be a number in (0, 10], not '" + std::string(v) + "'");
+      }
+    }
+    return {};
+  }
+
+  status parse_phase() {
+    if (status s = need_args(1, "a name"); !s.ok()) return s;
+    if (toks_.size() > 2) return err(toks_[2], "a phase name is one word; unexpected '" + std::string(toks_[2].text) + "'");
+    op o;
+    o.kind = op_kind::phase;
+    o.name = std::string(toks_[1].text);
+    out_.ops.push_back(std::move(o));
+    return {};
+  }
+
+  std::string_view text_;
+  std::string file_;
+  op_stream out_;
+  kernel_profile prof_;
+  bool seen_machine_ = false;
+  uint32_t lineno_ = 0;
+  std::string_view line_;
+  std::vector<token> toks_;
+  std::map<uint32_t, proc_state> procs_;
+};
+
+}  // namespace
+
+result<op_stream> parse_trace(std::string_view text, const std::string& name) {
+  try {
+    return trace_parser(text, name).run();
+  } catch (const std::exception& e) {
+    return status::invalid_argument(name + ": cannot read trace: " + e.what());
+  }
+}
+
+result<op_stream> load_trace(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return status::invalid_argument("cannot open trace file '" + path + "'");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return status::io_error("cannot read trace file '" + path + "'");
+  return parse_trace(buf.str(), path);
+}
+
+std::string format_op(const op_stream& s, const op& o) {
+  const std::string map = o.map < s.map_names.size() ? s.map_names[o.map] : "map#" + std::to_string(o.map);
+  const std::string range = fmt::format("{} {} off={} len={}", o.pid, map, o.off, o.len);
+  switch (o.kind) {
+    case op_kind::spawn: return fmt::format("spawn {}", o.pid);
+    case op_kind::fork: return fmt::format("fork {} {}", o.pid, o.child);
+    case op_kind::exit: return fmt::format("exit {}", o.pid);
+    case op_kind::phase: return "phase " + o.name;
+    case op_kind::mmap: {
+      std::string l = fmt::format("mmap {} {} obj=", o.pid, map);
+      if (o.object < 0) {
+        l += fmt::format("anon len={}", o.len);
+      } else {
+        l += o.object < int32_t(s.objects.size()) ? s.objects[size_t(o.object)].name : "object#" + std::to_string(o.object);
+        l += fmt::format(" off={} len={}", o.obj_off, o.len);
+      }
+      l += " prot=" + prot_name(o.prot);
+      l += o.shared ? " shared" : " private";
+      if (o.locked) l += " locked";
+      if (o.fixed) l += fmt::format(" addr={:#x}", o.addr);
+      if (o.align) l += fmt::format(" align={} phase={}", o.align, o.phase_off);
+      return l;
+    }
+    case op_kind::munmap: return "munmap " + range;
+    case op_kind::mprotect: return "mprotect " + range + " prot=" + prot_name(o.prot);
+    case op_kind::madvise: return "madvise " + range + " dontneed";
+    case op_kind::touch: {
+      std::string l = "touch " + range + (o.write ? " write" : " read");
+      switch (o.pattern) {
+        case touch_pattern::all: break;
+        case touch_pattern::stride: l += fmt::format(" stride={}", o.stride); break;
+        case touch_pattern::uniform: l += fmt::format(" uniform count={} seed={}", o.count, o.seed); break;
+        case touch_pattern::zipf: l += fmt::format(" zipf theta={} count={} seed={}", o.theta, o.count, o.seed); break;
+      }
+      return l;
+    }
+  }
+  return "?";
+}
+
+std::string write_trace(const op_stream& s) {
+  std::string out = "# vmlab trace v1\n";
+  if (!s.source.empty()) out += "# source: " + s.source + "\n";
+  out += fmt::format("machine profile={} memory={} cpus={} cache_line={}\n", s.machine.profile, s.machine.memory,
+                     s.machine.cpus, s.machine.cache_line);
+  for (const auto& [k, v] : s.machine.overrides) out += "override " + k + "=" + v + "\n";
+  for (const auto& d : s.objects)
+    out += fmt::format("object {} {} size={}\n", d.name, d.kind == object_kind::shm ? "shm" : "file", d.size);
+  for (const auto& o : s.ops) {
+    out += format_op(s, o);
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace vmlab
