@@ -15,7 +15,8 @@ namespace {
 
 struct recount {
   std::set<const void*> nodes[kLevels];
-  std::unordered_map<uint32_t, uint32_t> anon_refs;
+  std::unordered_map<uint32_t, uint32_t> anon_refs;  // shared anonymous pages: PTEs per id
+  uint64_t exclusive_anon = 0;                       // anonymous pages mapped once, without id
   std::ostringstream err;
 };
 
@@ -29,8 +30,11 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
     const auto* t = static_cast<const pte_table*>(node);
     uint32_t n = 0;
     for (uint32_t i = 0; i < f.pte().entries; ++i) {
+      const bool is_anon = (t->anon_word(i >> 6) >> (i & 63)) & 1;
+      if (t->anon && t->anon[i] && !is_anon) rc.err << "anon id on an entry without its anonmap bit; ";
       if (!t->test(i)) {
-        if (t->anon && t->anon[i]) rc.err << "anon id on a non-present entry; ";
+        if (is_anon) rc.err << "anonmap bit on a non-present entry; ";
+        if ((t->writable_word(i >> 6) >> (i & 63)) & 1) rc.err << "writable bit on a non-present entry; ";
         continue;
       }
       ++n;
@@ -40,8 +44,13 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
       if (it != mm.vmas.begin() && std::prev(it)->second.vm_end > a) v = &std::prev(it)->second;
       if (!v) { rc.err << "present PTE outside any VMA at 0x" << fmt_hex(a) << "; "; continue; }
       const uint32_t id = t->anon ? t->anon[i] : 0;
-      if (id) { ++rc.anon_refs[id]; ++rss.anon; }
-      else if (!v->is_anon()) (k.objects[v->object].kind == object_kind::file ? rss.file : rss.shmem)++;
+      if (is_anon) {
+        ++rss.anon;
+        if (id) ++rc.anon_refs[id];
+        else ++rc.exclusive_anon;
+      } else if (!v->is_anon()) {
+        (k.objects[v->object].kind == object_kind::file ? rss.file : rss.shmem)++;
+      }
     }
     if (n != t->nr_present) rc.err << "nr_present " << t->nr_present << " != " << n << "; ";
     if (t->present && t->present != full_bitmap() && n == f.pte().entries) rc.err << "full table not shared; ";
@@ -95,7 +104,7 @@ std::string sim_kernel::check_invariants() const {
   }
   if (pages != k.pm.pgtable_pages) rc.err << "page-table pages " << k.pm.pgtable_pages << " != recount " << pages << "; ";
   if (nr_pagetable != k.pm.nr_pagetable) rc.err << "PageTables " << k.pm.nr_pagetable << " != recount " << nr_pagetable << "; ";
-  uint64_t anon_pages = 0;
+  uint64_t anon_pages = rc.exclusive_anon;
   for (const auto& [id, n] : rc.anon_refs) {
     ++anon_pages;
     if (k.pm.mapcount(id) != n) { rc.err << "anon page " << id << " mapcount " << k.pm.mapcount(id) << " != " << n << "; "; break; }

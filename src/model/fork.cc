@@ -27,7 +27,7 @@ void copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_tabl
   const vaddr span = vaddr{entries} << 12;
   const uint32_t from = v.vm_start > base ? uint32_t((v.vm_start - base) >> 12) : 0;
   const uint32_t to = v.vm_end < base + span ? uint32_t((v.vm_end - base) >> 12) : entries;
-  if (from == 0 && to == entries && s->is_full() && !s->anon && !s->writable && !d->present) {
+  if (from == 0 && to == entries && s->is_full() && !s->anonmap && !s->writable && !d->present) {
     k.store.set_full(d);  // the common shared case: one pointer, no per-entry work
     if (!v.is_anon()) object_rss(k, dst, v) += entries;
     return;
@@ -35,23 +35,29 @@ void copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_tabl
   k.store.own_present(d);
   for (uint32_t i = from; i < to; ++i) {
     if (!s->test(i)) continue;
-    d->present[i >> 6] |= uint64_t{1} << (i & 63);
+    const uint32_t w = i >> 6;
+    const uint64_t b = uint64_t{1} << (i & 63);
+    d->present[w] |= b;
     ++d->nr_present;
-    const uint32_t id = s->anon ? s->anon[i] : 0;
-    if (id) {
+    if (s->anon_word(w) & b) {
+      // The page becomes mapped twice: give it an identity and a mapcount.
+      k.store.ensure_anon(s, entries);
+      if (!s->anon[i]) s->anon[i] = k.pm.share_anon();
       k.store.ensure_anon(d, entries);
-      d->anon[i] = id;
-      k.pm.get_anon(id);
+      k.store.ensure_anonmap(d);
+      d->anon[i] = s->anon[i];
+      d->anonmap[w] |= b;
+      k.pm.get_anon(s->anon[i]);
       ++dst.rss.anon;
     } else if (!v.is_anon()) {
       ++object_rss(k, dst, v);
     }
-    if (s->writable && (s->writable[i >> 6] >> (i & 63)) & 1) {
+    if (s->writable_word(w) & b) {
       if (v.is_cow()) {
-        s->writable[i >> 6] &= ~(uint64_t{1} << (i & 63));  // ptep_set_wrprotect in the parent
+        s->writable[w] &= ~b;  // ptep_set_wrprotect in the parent
       } else {
         k.store.ensure_writable(d);
-        d->writable[i >> 6] |= uint64_t{1} << (i & 63);
+        d->writable[w] |= b;
       }
     }
   }

@@ -13,6 +13,7 @@
 // does not; mprotect(PROT_WRITE) does not pre-set PTE write bits (6.x sets them for
 // exclusive anon pages: one fault fewer per such page, no page-table difference).
 #include <algorithm>
+#include <tuple>
 
 #include "model/kernel.h"
 
@@ -41,18 +42,30 @@ void set_bits(uint64_t* mask, uint32_t from, uint32_t to) {
   }
 }
 
-// Page-cache residency of the object pages behind entries [0, entries) of the table at
-// `base`, restricted to entries inside the VMA (others read as not resident).
-void resident_bits(const kernel& k, const vm_area_struct& vma, vaddr base, uint64_t* out) {
-  const table_view tv = view_of(k);
-  std::fill(out, out + tv.nwords, 0);
+// Page-cache residency of the object pages behind entries [64w, 64w+64) of the table at
+// `base`, restricted to entries inside the VMA (others read as not resident). Entry i maps
+// object page p0 + i, so a word is one shifted window of the object's bitmap.
+uint64_t resident_word(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w) {
   const mem_object& obj = k.objects[vma.object];
-  const vaddr lo = std::max(base, vma.vm_start);
-  const vaddr hi = std::min(base + (vaddr{tv.entries} << 12), vma.vm_end);
-  for (vaddr a = lo; a < hi; a += 4096) {
-    const uint64_t pg = vma.pgoff + ((a - vma.vm_start) >> 12);
-    if (obj.is_resident(pg)) { const uint32_t i = uint32_t((a - base) >> 12); out[i >> 6] |= bit(i); }
+  const vaddr wlo = base + (vaddr{w} << 18), whi = wlo + (vaddr{64} << 12);
+  const vaddr lo = std::max(wlo, vma.vm_start), hi = std::min(whi, vma.vm_end);
+  if (lo >= hi) return 0;
+  const uint32_t b0 = uint32_t((lo - wlo) >> 12), b1 = uint32_t((hi - wlo) >> 12);
+  const uint64_t in_vma = (b1 - b0 == 64 ? ~uint64_t{0} : ((uint64_t{1} << (b1 - b0)) - 1)) << b0;
+  // Object page of this word's entry 0 (may be "negative" when the VMA starts inside the
+  // word; those entries are masked off).
+  const int64_t p = int64_t(vma.pgoff) + (int64_t(wlo) - int64_t(vma.vm_start)) / 4096;
+  const uint64_t* r = obj.resident.data();
+  const size_t nwords = obj.resident.size();
+  uint64_t v = 0;
+  if (p >= 0) {
+    const uint64_t q = uint64_t(p), sh = q & 63, i = q >> 6;
+    if (i < nwords) v = r[i] >> sh;
+    if (sh && i + 1 < nwords) v |= r[i + 1] << (64 - sh);
+  } else if (p > -64) {
+    v = r[0] << uint64_t(-p);
   }
+  return v & in_vma;
 }
 
 // Puts the object page behind entry i into the page cache.
@@ -104,35 +117,37 @@ std::pair<uint32_t, uint32_t> fault_around_window(const kernel& k, const vm_area
 status read_fault_object(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_table* t, uint64_t* need) {
   const table_view tv = view_of(k);
   uint64_t res[kMaxPteWords];
-  resident_bits(k, vma, base, res);
+  uint32_t have = 0;  // words of res[] computed so far (bit per word)
+  auto res_word = [&](uint32_t x) -> uint64_t& {
+    if (!(have & (1u << x))) { res[x] = resident_word(k, vma, base, x); have |= 1u << x; }
+    return res[x];
+  };
   uint64_t& rss = rss_for_object(k, mm, vma);
   const bool fa = k.prof.fault_around_bytes > 4096;
-  const bool wr_now = vma.shared && vma.writable() && !tracks_writable(k, vma);
   for (uint32_t w = 0; w < tv.nwords; ++w) {
     while (need[w]) {
       const uint32_t p = w * 64 + uint32_t(__builtin_ctzll(need[w]));
       ++k.faults;
       ++mm.min_flt;
-      uint64_t win[kMaxPteWords] = {};
-      if (fa) {
-        auto [from, to] = fault_around_window(k, vma, base, p);
-        set_bits(win, from, to);
-      }
-      win[w] |= bit(p);
-      if (!(res[w] & bit(p))) {
+      // The window spans at most two words (it is 16 entries, clipped at the VMA start).
+      uint32_t from = p, to = p + 1;
+      if (fa) std::tie(from, to) = fault_around_window(k, vma, base, p);
+      uint64_t win[kMaxPteWords];
+      const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
+      for (uint32_t x = w0; x <= w1; ++x) win[x] = 0;
+      set_bits(win, from, to);
+      if (!(res_word(w) & bit(p))) {
         if (!make_resident(k, vma, base, p)) return oom_status(k, "a page-cache page");
         res[w] |= bit(p);
       }
-      for (uint32_t x = 0; x < tv.nwords; ++x) {
-        const uint64_t m = win[x] & res[x] & ~t->word(x);
+      for (uint32_t x = w0; x <= w1; ++x) {
+        const uint64_t m = win[x] & res_word(x) & ~t->word(x);
         map_word(k, t, x, m);
         rss += uint64_t(popcount64(m));
         need[x] &= ~m;
       }
-      (void)wr_now;  // shm PTEs are writable iff the VMA is: nothing to record
     }
   }
-  maybe_full(k, t);
   return {};
 }
 
@@ -141,31 +156,35 @@ status read_fault_object(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr ba
 status wp_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, pte_table* t, uint32_t i) {
   ++k.faults;
   ++mm.min_flt;
+  const uint32_t w = i >> 6;
   k.store.ensure_writable(t);
   if (vma.is_cow()) {
-    k.store.ensure_anon(t, view_of(k).entries);
-    const uint32_t old = t->anon[i];
-    if (!(old && k.pm.mapcount(old) == 1)) {
+    const bool was_anon = t->anon_word(w) & bit(i);
+    const uint32_t id = t->anon ? t->anon[i] : 0;
+    if (!(was_anon && (id == 0 || k.pm.mapcount(id) == 1))) {
       if (!k.pm.try_charge(1)) return oom_status(k, "an anonymous page (COW)");
-      t->anon[i] = k.pm.alloc_anon();
       ++k.cow_faults;
-      if (old) {
-        k.pm.put_anon(old);  // anon replaces anon: RSS unchanged
+      k.pm.add_exclusive_anon(1);
+      if (id) {
+        k.pm.put_anon(id);  // anon replaces anon: RSS unchanged
+        t->anon[i] = 0;
       } else {
         ++mm.rss.anon;  // replaces the zero page or a page-cache page
         if (!vma.is_anon()) --rss_for_object(k, mm, vma);
+        k.store.ensure_anonmap(t);
+        t->anonmap[w] |= bit(i);
       }
       if (!vma.has_anon_vma) { vma.has_anon_vma = true; vma.anon_vma_id = k.next_anon_vma++; }
     }
   }
-  t->writable[i >> 6] |= bit(i);
+  t->writable[w] |= bit(i);
   return {};
 }
 
 // Write faults on not-present entries.
 status write_fault_none(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_table* t, uint32_t w, uint64_t m) {
   if (vma.shared) {
-    for (uint64_t b = m; b; b &= b - 1)
+    for (uint64_t b = m & ~resident_word(k, vma, base, w); b; b &= b - 1)
       if (!make_resident(k, vma, base, w * 64 + uint32_t(__builtin_ctzll(b)))) return oom_status(k, "a page-cache page");
     if (tracks_writable(k, vma)) { k.store.ensure_writable(t); t->writable[w] |= m; }
     map_word(k, t, w, m);
@@ -178,8 +197,9 @@ status write_fault_none(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr bas
         if (!make_resident(k, vma, base, w * 64 + uint32_t(__builtin_ctzll(b)))) return oom_status(k, "a page-cache page");
     if (!k.pm.try_charge(n)) return oom_status(k, "an anonymous page");
     k.store.ensure_writable(t);
-    k.store.ensure_anon(t, view_of(k).entries);
-    for (uint64_t b = m; b; b &= b - 1) t->anon[w * 64 + uint32_t(__builtin_ctzll(b))] = k.pm.alloc_anon();
+    k.store.ensure_anonmap(t);
+    k.pm.add_exclusive_anon(n);
+    t->anonmap[w] |= m;
     t->writable[w] |= m;
     map_word(k, t, w, m);
     mm.rss.anon += n;
@@ -216,26 +236,40 @@ pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom)
   return nullptr;
 }
 
+namespace {
+
+status fault_table_locked(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_table* t, const uint64_t* mask, bool write);
+
+}  // namespace
+
 status fault_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint64_t* mask, bool write) {
   bool oom = false;
   pte_table* t = pte_walk(k, mm, base, true, &oom);
   if (!t) return oom_status(k, "a page-table page");
+  status s = fault_table_locked(k, mm, vma, base, t, mask, write);
+  maybe_full(k, t);  // also after a failure part-way: the invariant holds on every path
+  return s;
+}
+
+namespace {
+
+status fault_table_locked(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_table* t, const uint64_t* mask, bool write) {
   const table_view tv = view_of(k);
   uint64_t need[kMaxPteWords];
   bool any_need = false;
   for (uint32_t w = 0; w < tv.nwords; ++w) { need[w] = mask[w] & ~t->word(w); any_need |= need[w] != 0; }
 
   if (write) {
+    const bool wp_possible = tracks_writable(k, vma) && vma.writable();
     for (uint32_t w = 0; w < tv.nwords; ++w) {
       if (need[w]) if (status s = write_fault_none(k, mm, vma, base, t, w, need[w]); !s.ok()) return s;
       // Present but write-protected entries (COW, zero page, write-notify).
-      if (tracks_writable(k, vma) && vma.writable()) {
-        uint64_t wp = mask[w] & t->word(w) & ~(t->writable ? t->writable[w] : 0) & ~need[w];
+      if (wp_possible) {
+        uint64_t wp = mask[w] & t->word(w) & ~t->writable_word(w) & ~need[w];
         for (; wp; wp &= wp - 1)
           if (status s = wp_fault(k, mm, vma, t, w * 64 + uint32_t(__builtin_ctzll(wp))); !s.ok()) return s;
       }
     }
-    maybe_full(k, t);
     return {};
   }
   if (!any_need) return {};
@@ -246,11 +280,12 @@ status fault_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, co
       k.faults += uint64_t(popcount64(need[w]));
       mm.min_flt += uint64_t(popcount64(need[w]));
     }
-    maybe_full(k, t);
     return {};
   }
   return read_fault_object(k, mm, vma, base, t, need);
 }
+
+}  // namespace
 
 status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write) {
   bool oom = false;
@@ -262,7 +297,7 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
   const uint64_t b = bit(i);
   if (t->test(i)) {
     // Present: only a write to a write-protected entry faults.
-    if (!write || !tracks_writable(k, vma) || (t->writable && (t->writable[w] & b))) return {};
+    if (!write || !tracks_writable(k, vma) || (t->writable_word(w) & b)) return {};
   } else if (vma.is_anon() && !write) {
     map_word(k, t, w, b);  // the zero page
     ++k.faults;
@@ -317,13 +352,17 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
       for (uint32_t w = 0; w < tv.nwords; ++w) {
         const uint64_t m = mask[w] & t->word(w);
         if (!m) continue;
-        uint64_t anon_n = 0;
-        if (t->anon)
-          for (uint64_t b = m; b; b &= b - 1) {
+        const uint64_t am = m & t->anon_word(w);
+        uint64_t exclusive = uint64_t(popcount64(am));
+        if (t->anon && am)
+          for (uint64_t b = am; b; b &= b - 1) {
             uint32_t& id = t->anon[w * 64 + uint32_t(__builtin_ctzll(b))];
-            if (id) { k.pm.put_anon(id); id = 0; ++anon_n; }
+            if (id) { k.pm.put_anon(id); id = 0; --exclusive; }
           }
+        k.pm.free_exclusive_anon(exclusive);
+        const uint64_t anon_n = uint64_t(popcount64(am));
         mm.rss.anon -= anon_n;
+        if (t->anonmap) t->anonmap[w] &= ~m;
         if (!vma.is_anon()) rss_for_object(k, mm, vma) -= uint64_t(popcount64(m)) - anon_n;
         k.store.own_present(t);
         t->present[w] &= ~m;

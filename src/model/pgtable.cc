@@ -102,6 +102,12 @@ void pt_store::ensure_writable(pte_table* t) {
   std::memset(t->writable, 0, t->nwords * sizeof(uint64_t));
 }
 
+void pt_store::ensure_anonmap(pte_table* t) {
+  if (t->anonmap) return;
+  t->anonmap = alloc_words();
+  std::memset(t->anonmap, 0, t->nwords * sizeof(uint64_t));
+}
+
 void pt_store::ensure_anon(pte_table* t, uint32_t entries) {
   if (t->anon) return;
   t->anon = new uint32_t[entries]();
@@ -111,6 +117,8 @@ void pt_store::ensure_anon(pte_table* t, uint32_t entries) {
 void pt_store::drop_private(pte_table* t) {
   free_words(t->writable);
   t->writable = nullptr;
+  free_words(t->anonmap);
+  t->anonmap = nullptr;
   if (t->anon) {
     host_bytes_ -= t->nwords * 64 * sizeof(uint32_t);
     delete[] t->anon;

@@ -8,14 +8,17 @@
 //
 // Representation (DESIGN.md "simulate the metadata, not the data"): a PTE page keeps a
 // presence bitmap, not frame numbers. Frames follow from (VMA, offset) for object pages;
-// only private mappings keep per-entry state (`writable` bits and anon page ids), and only
-// once they need it. A completely present PTE page points at one shared all-ones bitmap,
+// only private mappings keep per-entry state (`writable` bits, an `anonmap` bit per entry
+// that maps an anonymous page), and only once they need it. An anonymous page mapped by
+// one PTE needs no identity; an id (and a mapcount in phys) is given to a page only when
+// fork makes a second PTE map it, so populating private memory stays a bitmap operation. A completely present PTE page points at one shared all-ones bitmap,
 // so 64 address spaces with 16 GiB mapped cost ~40 bytes per PTE page on the host.
 //
 // Invariants (checked by check_invariants in tests):
 //  1. pte_table::nr_present == popcount(present); present == full_bitmap() iff all set.
 //  2. pt_dir::nr_used == number of non-null slots.
-//  3. anon[i] != 0 implies present bit i; writable bit i implies present bit i.
+//  3. anon[i] != 0 implies anonmap bit i; anonmap bit i and writable bit i imply present
+//     bit i. An anonmap entry without an id maps an exclusive page (mapcount 1).
 #pragma once
 
 #include <cstdint>
@@ -35,11 +38,14 @@ struct pte_table {
   uint16_t nwords = 8;      // bitmap words (entries / 64)
   uint64_t* present = nullptr;  // nullptr = none present; full_bitmap() = all present
   uint64_t* writable = nullptr; // private/writenotify mappings only: PTE has write permission
-  uint32_t* anon = nullptr;     // private mappings only: anon page id per entry (0 = none)
+  uint64_t* anonmap = nullptr;  // private mappings only: entry maps an anonymous page
+  uint32_t* anon = nullptr;     // ids of anonymous pages shared with other PTEs (0 = exclusive)
 
   [[nodiscard]] bool test(uint32_t i) const { return present && (present[i >> 6] >> (i & 63)) & 1; }
   [[nodiscard]] bool is_full() const { return present == full_bitmap(); }
   [[nodiscard]] uint64_t word(uint32_t w) const { return present ? present[w] : 0; }
+  [[nodiscard]] uint64_t anon_word(uint32_t w) const { return anonmap ? anonmap[w] : 0; }
+  [[nodiscard]] uint64_t writable_word(uint32_t w) const { return writable ? writable[w] : 0; }
 };
 
 struct pt_dir {
@@ -69,8 +75,9 @@ class pt_store {
   void set_full(pte_table* t);       // all present; frees an owned bitmap
   void clear_present(pte_table* t);  // none present
   void ensure_writable(pte_table* t);
+  void ensure_anonmap(pte_table* t);
   void ensure_anon(pte_table* t, uint32_t entries);
-  void drop_private(pte_table* t);   // frees writable/anon arrays
+  void drop_private(pte_table* t);   // frees writable/anonmap/anon arrays
 
   [[nodiscard]] size_t host_bytes() const { return host_bytes_; }
 

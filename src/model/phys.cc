@@ -2,7 +2,7 @@
 
 namespace vmlab {
 
-uint32_t phys::alloc_anon() {
+uint32_t phys::share_anon() {
   uint32_t id;
   if (!free_ids_.empty()) {
     id = free_ids_.back();
@@ -12,7 +12,6 @@ uint32_t phys::alloc_anon() {
     mapcount_.push_back(0);
   }
   mapcount_[id] = 1;
-  ++anon_pages;
   return id;
 }
 

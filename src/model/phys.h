@@ -11,6 +11,7 @@
 // Invariants:
 //  1. used() == anon_pages + cache_pages + pgtable_pages + slab_pages <= total_pages.
 //  2. anon id 0 is never handed out; mapcount(id) == 0 iff id is free.
+//  3. anon_pages counts exclusive anonymous pages (no id) plus pages with an id.
 #pragma once
 
 #include <cstdint>
@@ -33,8 +34,12 @@ class phys {
   [[nodiscard]] uint64_t used() const { return anon_pages + cache_pages + pgtable_pages + slab_bytes / 4096; }
   [[nodiscard]] uint64_t free_pages() const { return total_ - used(); }
 
-  // Anonymous pages. alloc_anon REQUIRES: try_charge(1) succeeded.
-  uint32_t alloc_anon();
+  // Anonymous pages. Exclusive ones are only counted (REQUIRES: try_charge(n)); a page
+  // that fork makes shared gets an id with a mapcount.
+  void add_exclusive_anon(uint64_t n) { anon_pages += n; }
+  void free_exclusive_anon(uint64_t n) { anon_pages -= n; }
+  // Gives an exclusive page an identity (mapcount 1); the page is already counted.
+  uint32_t share_anon();
   void get_anon(uint32_t id) { ++mapcount_[id]; }
   // Drops one mapping; frees the page when it was the last.
   void put_anon(uint32_t id);

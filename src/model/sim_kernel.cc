@@ -100,6 +100,8 @@ result<vaddr> sim_kernel::mmap(const op& o) {
   mm_struct* mm = find_mm(*k_, o.pid);
   if (!mm) return no_such(o.pid);
   if (o.object >= static_cast<int32_t>(k_->objects.size())) return status::invalid_argument("no such object");
+  if (o.object < 0 && o.shared)
+    return status::invalid_argument("shared anonymous mappings are not modelled as such: declare a shm object (the kernel backs them with shmem)");
   if (o.object >= 0) {
     const mem_object& obj = k_->objects[o.object];
     if ((o.obj_off & 4095) || o.obj_off + o.len > obj.nr_pages * 4096)

@@ -8,8 +8,9 @@ std::string status::to_string() const {
   std::string out;
   if (where_) {
     out += where_->file;
-    if (where_->line) out += ":" + std::to_string(where_->line);
-    if (where_->column) out += ":" + std::to_string(where_->column);
+    // Appended piecewise: GCC 12's -Wrestrict misfires on `":" + std::to_string(n)` at -O3.
+    if (where_->line) { out += ':'; out += std::to_string(where_->line); }
+    if (where_->column) { out += ':'; out += std::to_string(where_->column); }
     out += ": ";
   }
   out += msg_;
