@@ -9,7 +9,7 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C build vmlab
 build/vmlab run examples/oltp-small
 if [ "$(id -u)" -eq 0 ] && [ "$(uname -m)" = x86_64 ]; then
-  build/vmlab validate validate/shm-64procs-256m
+  build/vmlab validate validate/shm-256m-4proc validate/fork-cow
 else
   echo "(skipping the live validation: it needs root on Linux x86-64)"
 fi

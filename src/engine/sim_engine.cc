@@ -23,7 +23,7 @@ status apply(sim_kernel& k, const op& o) {
     case op_kind::touch:
       if (o.pattern == touch_pattern::all) return k.touch(o.pid, o.map, o.off, o.len, 4096, o.write);
       if (o.pattern == touch_pattern::stride) return k.touch(o.pid, o.map, o.off, o.len, o.stride, o.write);
-      return k.touch_pages(o.pid, o.map, touch_page_list(o), o.write);
+      return k.touch_pages(o.pid, o.map, first_touches(touch_page_list(o)), o.write);
     case op_kind::phase: return {};
   }
   return {};

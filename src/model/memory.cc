@@ -183,6 +183,15 @@ status wp_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, pte_table* t, uin
 
 // Write faults on not-present entries.
 status write_fault_none(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_table* t, uint32_t w, uint64_t m) {
+  const uint64_t cold = vma.is_anon() ? 0 : uint64_t(popcount64(m & ~resident_word(k, vma, base, w)));
+  const uint64_t cost = cold + (vma.shared ? 0 : uint64_t(popcount64(m)));
+  if ((m & (m - 1)) && !k.pm.try_charge(cost)) {
+    // Not everything fits: the kernel faults page by page, in address order, and fails at
+    // the first page it cannot allocate; so do we.
+    for (uint64_t b = m; b; b &= b - 1)
+      if (status s = write_fault_none(k, mm, vma, base, t, w, b & (~b + 1)); !s.ok()) return s;
+    return {};
+  }
   if (vma.shared) {
     for (uint64_t b = m & ~resident_word(k, vma, base, w); b; b &= b - 1)
       if (!make_resident(k, vma, base, w * 64 + uint32_t(__builtin_ctzll(b)))) return oom_status(k, "a page-cache page");

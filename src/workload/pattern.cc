@@ -1,5 +1,6 @@
 #include "workload/pattern.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -117,10 +118,29 @@ std::vector<uint64_t> touch_page_list(const op& o) {
     out.reserve(o.count);
     for (uint64_t i = 0; i < o.count; ++i) {
       const uint64_t rank = z.sample(r);
-      out.push_back(uint64_t((__uint128_t(rank) * step) % pages));
+      // 64-bit arithmetic when it cannot overflow: a 128-bit modulo is a libgcc call.
+      if (is_pow2(pages)) out.push_back((rank * step) & (pages - 1));
+      else if (pages <= (uint64_t{1} << 32)) out.push_back((rank * step) % pages);
+      else out.push_back(uint64_t((__uint128_t(rank) * step) % pages));
     }
   }
   for (auto& p : out) p += o.off / 4096;
+  return out;
+}
+
+std::vector<uint64_t> first_touches(const std::vector<uint64_t>& pages) {
+  uint64_t max = 0;
+  for (uint64_t p : pages) max = std::max(max, p);
+  std::vector<uint64_t> seen(max / 64 + 1, 0);
+  std::vector<uint64_t> out;
+  out.reserve(pages.size());
+  for (uint64_t p : pages) {
+    uint64_t& w = seen[p >> 6];
+    const uint64_t b = uint64_t{1} << (p & 63);
+    if (w & b) continue;
+    w |= b;
+    out.push_back(p);
+  }
   return out;
 }
 

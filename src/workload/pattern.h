@@ -32,4 +32,11 @@ class rng {
 // coprime to pages, so hot pages are spread over the range.
 std::vector<uint64_t> touch_page_list(const op& o);
 
+// The first occurrence of each page, in order. Applying these is exactly equivalent to
+// applying the whole list: within one touch op every access is of one kind (read or
+// write), and a repeated access finds its page mapped as the first one left it — it
+// neither faults nor maps anything (fault-around included). The sim engine uses it to
+// skip repeats of a Zipf stream.
+std::vector<uint64_t> first_touches(const std::vector<uint64_t>& pages);
+
 }  // namespace vmlab

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <iostream>
+
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -215,6 +217,13 @@ void expect_vmpte_agrees(const both& b, const std::string& name) {
 // meanwhile (other builds and tests on a shared machine), so a disagreement is retried
 // with fresh runs; a real error in the method shows up every time.
 void expect_page_tables_agree(const op_stream& st, both b, const std::vector<std::string>& names) {
+#ifdef VMLAB_SANITIZED
+  // Under ASan the instrumented driver and workers grow page tables for shadow memory that
+  // no process's VmPTE delta accounts for; the system figure is checked in Release builds.
+  std::cout << "[ NOTE ] system PageTables not compared in a sanitizer build\n";
+  (void)st; (void)b; (void)names;
+  return;
+#endif
   std::string why;
   for (int attempt = 0; attempt < 4; ++attempt) {
     if (attempt) {

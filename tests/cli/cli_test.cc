@@ -1,0 +1,938 @@
+// End-to-end tests of the `vmlab` binary: exit codes, error messages with their
+// file:line:col and caret, the JSON and table reports, determinism, trace round trips,
+// a run that ends early, the listings, and (as root on x86-64 Linux) the live engine.
+//
+// Every test runs the built binary (VMLAB_BINARY) with fork/exec and looks only at what
+// a user sees: the exit status, standard output and standard error. Inputs are written
+// to a per-test temporary directory that an RAII guard removes, also when an assertion
+// fails. Expected numbers are derived in comments next to them.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace vmlab {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr uint64_t kPage = 4096;
+
+// ---------------------------------------------------------------------------------------
+// Running the binary
+
+struct cli_result {
+  int exit_code = -1;  // 128 + N when killed by signal N
+  std::string out;     // standard output
+  std::string err;     // standard error
+};
+
+std::string describe(const std::vector<std::string>& args) {
+  std::string s = "vmlab";
+  for (const auto& a : args) s += " " + a;
+  return s;
+}
+
+// Runs `vmlab ARGS...` with stdin from /dev/null, capturing stdout and stderr separately
+// (both drained with poll, so a large report cannot deadlock the pipe). A run that takes
+// longer than `timeout` is killed and reported as exit 128 + SIGKILL.
+cli_result run_vmlab(const std::vector<std::string>& args, std::chrono::seconds timeout = std::chrono::seconds(60)) {
+  cli_result r;
+  std::vector<std::string> storage;
+  storage.emplace_back(VMLAB_BINARY);
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& s : storage) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    throw std::runtime_error("pipe2 failed");
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    // Child: only async-signal-safe calls until exec.
+    const int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::execv(argv[0], argv.data());
+    static const char msg[] = "cli_test: cannot exec the vmlab binary\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool killed = false;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* sinks[2] = {&r.out, &r.err};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 && !killed) {
+      ::kill(pid, SIGKILL);
+      killed = true;
+    }
+    // A descendant of a killed vmlab (a live-engine worker) could hold the pipes open.
+    if (killed && left.count() < -5000) break;
+    const int wait_ms = killed ? 1000 : static_cast<int>(std::min<long long>(left.count(), 1000));
+    const int n = ::poll(fds, 2, wait_ms);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[65536];
+      const ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+      if (got > 0) {
+        sinks[i]->append(buf, static_cast<size_t>(got));
+      } else if (got == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) ::close(f.fd);
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(wstatus)) r.exit_code = WEXITSTATUS(wstatus);
+  else if (WIFSIGNALED(wstatus)) r.exit_code = 128 + WTERMSIG(wstatus);
+  if (killed) r.err += "\n[cli_test: killed after " + std::to_string(timeout.count()) + " s]";
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------
+// Temporary files
+
+// A fresh directory under the system temp dir, removed (with everything in it) when the
+// guard goes out of scope — including when an ASSERT_* returns from the test early.
+class temp_dir {
+ public:
+  temp_dir() {
+    std::string tmpl = (fs::temp_directory_path() / "vmlab-cli-test-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed: " + std::string(std::strerror(errno)));
+    path_ = tmpl;
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  ~temp_dir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  [[nodiscard]] std::string path(const std::string& name) const { return (path_ / name).string(); }
+  // Writes `text` to NAME in the directory; returns the file's absolute path.
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::string p = path(name);
+    std::ofstream f(p, std::ios::binary);
+    f << text;
+    f.close();
+    if (!f) throw std::runtime_error("cannot write " + p);
+    return p;
+  }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// ---------------------------------------------------------------------------------------
+// Output helpers
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// Line `n` (1-based) of `text`.
+std::string line_of(const std::string& text, size_t n) {
+  const auto l = lines_of(text);
+  return n >= 1 && n <= l.size() ? l[n - 1] : "<no line " + std::to_string(n) + ">";
+}
+
+json parse_json(const std::string& s) {
+  json j = json::parse(s, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(j.is_discarded()) << "not JSON:\n" << s.substr(0, 2000);
+  return j;
+}
+
+// The report minus the fields that may legitimately differ between runs of the same
+// workload: timing always; with `drop_name` also the scenario/source name.
+json comparable(json j, bool drop_name = false) {
+  j.erase("timing");
+  if (drop_name) j.erase("scenario");
+  return j;
+}
+
+// A bad input: exit 2, nothing on stdout, and exactly three lines on stderr —
+//   vmlab: error: FILE:LINE:COL: MESSAGE
+//     <line LINE of the file>
+//     <spaces>^              (under column COL)
+void expect_located_error(const cli_result& r, const std::string& file, const std::string& text, size_t line, size_t col,
+                          const std::string& message) {
+  SCOPED_TRACE("stderr was:\n" + r.err);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  const auto l = lines_of(r.err);
+  ASSERT_EQ(l.size(), 3u);
+  EXPECT_EQ(l[0], "vmlab: error: " + file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": " + message);
+  EXPECT_EQ(l[1], "  " + line_of(text, line));
+  EXPECT_EQ(l[2], "  " + std::string(col - 1, ' ') + "^");
+}
+
+// The procs entry of `pid` in a sample, or null.
+const json* proc_of(const json& sample, uint32_t pid) {
+  for (const auto& p : sample.at("procs"))
+    if (p.at("pid").get<uint32_t>() == pid) return &p;
+  return nullptr;
+}
+
+const json* sample_named(const json& report, const std::string& name) {
+  for (const auto& s : report.at("samples"))
+    if (s.at("name") == name) return &s;
+  return nullptr;
+}
+
+bool live_host() {
+#if defined(__linux__) && defined(__x86_64__)
+  return ::geteuid() == 0;
+#else
+  return false;
+#endif
+}
+
+#define SKIP_UNLESS_LIVE_HOST()                                                                      \
+  if (!live_host()) GTEST_SKIP() << "the live engine needs root on Linux x86-64 (it runs real "     \
+                                    "processes and writes /proc/sys/vm/stat_refresh); not available"
+
+// Fixtures: one temp dir per test. Suites share the base so that 'Cli*' selects them all.
+class CliTest : public ::testing::Test {
+ protected:
+  temp_dir tmp_;
+};
+class CliUsage : public CliTest {};
+class CliScenarioErrors : public CliTest {};
+class CliTraceErrors : public CliTest {};
+class CliRun : public CliTest {};
+class CliTrace : public CliTest {};
+class CliList : public CliTest {};
+class CliLive : public CliTest {};
+
+// ---------------------------------------------------------------------------------------
+// 1. Usage and exit codes
+
+TEST_F(CliUsage, NoSubcommandIsAUsageError) {
+  const auto r = run_vmlab({});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("A subcommand is required"), std::string::npos) << r.err;
+}
+
+TEST_F(CliUsage, UnknownFlagIsAUsageError) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--bogus"},
+                                              {"run", "validate/anon-64m", "--bogus"},
+                                              {"profiles", "extra"}}) {
+    SCOPED_TRACE(describe(args));
+    const auto r = run_vmlab(args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_FALSE(r.err.empty());
+  }
+  const auto r = run_vmlab({"run", "validate/anon-64m", "--bogus"});
+  EXPECT_NE(r.err.find("--bogus"), std::string::npos) << r.err;
+}
+
+TEST_F(CliUsage, RunOfAMissingFileNamesItAndTheBuiltins) {
+  const std::string missing = tmp_.path("no-such-scenario.toml");
+  const auto r = run_vmlab({"run", missing});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  const auto l = lines_of(r.err);
+  ASSERT_EQ(l.size(), 1u) << r.err;  // no location, so no source line and no caret
+  const std::string head = "vmlab: error: no scenario file or built-in scenario named '" + missing + "' (built-in: ";
+  EXPECT_EQ(l[0].substr(0, head.size()), head);
+  EXPECT_NE(l[0].find("validate/anon-64m"), std::string::npos);
+  EXPECT_EQ(l[0].back(), ')');
+}
+
+TEST_F(CliUsage, UnknownEngineIsAUsageError) {
+  const auto r = run_vmlab({"run", "validate/anon-64m", "--engine", "bogus"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("bogus"), std::string::npos) << r.err;
+}
+
+TEST_F(CliUsage, RunNeedsExactlyOneOfScenarioAndTrace) {
+  const std::string trace = tmp_.write("t.trace", "spawn 1\n");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run"}, {"run", "validate/anon-64m", "--trace", trace}}) {
+    SCOPED_TRACE(describe(args));
+    const auto r = run_vmlab(args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "vmlab: error: give exactly one of SCENARIO or --trace FILE\n");
+  }
+}
+
+TEST_F(CliUsage, HelpOfEverySubcommandExitsZero) {
+  for (const std::string sub : {"run", "validate", "trace", "profiles", "scenarios"}) {
+    SCOPED_TRACE(sub);
+    const auto r = run_vmlab({sub, "--help"});
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_EQ(r.err, "");
+    EXPECT_NE(r.out.find("Usage:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" " + sub + " [OPTIONS]"), std::string::npos) << r.out;
+  }
+  const auto top = run_vmlab({"--help"});
+  EXPECT_EQ(top.exit_code, 0);
+  for (const std::string sub : {"run", "validate", "trace", "profiles", "scenarios"})
+    EXPECT_NE(top.out.find("  " + sub + " "), std::string::npos) << "top-level help does not list " << sub;
+  const auto v = run_vmlab({"--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.out, "vmlab 0.1\n");
+}
+
+TEST_F(CliUsage, BadMaxMemoryIsAUsageError) {
+  // Checked before anything runs, so this needs no live host.
+  const auto r = run_vmlab({"validate", "validate/anon-64m", "--max-memory", "3Gb"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "vmlab: error: --max-memory: unknown unit 'Gb' in '3Gb'\n");
+}
+
+TEST_F(CliUsage, MissingTraceFileAndUnwritableOutputAreErrors) {
+  const std::string missing = tmp_.path("missing.trace");
+  const auto r = run_vmlab({"run", "--trace", missing});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "vmlab: error: cannot open trace file '" + missing + "'\n");
+
+  const std::string out = tmp_.path("no/such/dir/x.trace");
+  const auto w = run_vmlab({"trace", "validate/anon-64m", "-o", out});
+  EXPECT_EQ(w.exit_code, 2);
+  EXPECT_EQ(w.err, "vmlab: error: cannot write " + out + "\n");
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. Bad scenarios: the whole first line of stderr, the source line and the caret
+
+TEST_F(CliScenarioErrors, TomlSyntaxError) {
+  {
+    // The caret sits on the offending character: 'x' is column 10 of "seed = 12x".
+    const std::string text = "# a scenario with a typo in a number\nseed = 12x\n";
+    const std::string f = tmp_.write("syntax-number.toml", text);
+    expect_located_error(run_vmlab({"run", f}), f, text, 2, 10,
+                         "TOML syntax error: Error while parsing decimal integer: expected digit, saw 'x'");
+  }
+  {
+    // An unclosed [[ header: the parser sees the end of line 2, one past "[[group]".
+    const std::string text = "name = \"bad\"\n[[group]\nname = \"p\"\n";
+    const std::string f = tmp_.write("syntax-header.toml", text);
+    expect_located_error(run_vmlab({"run", f}), f, text, 2, 9,
+                         "TOML syntax error: Error while parsing table header: expected ']', saw '\\n'");
+  }
+}
+
+TEST_F(CliScenarioErrors, UnknownKey) {
+  // The key, not its value, is the error: column 3 of the indented line 6.
+  const std::string text = R"([[group]]
+name = "p"
+  [[group.map]]
+  name = "heap"
+  object = "anon"
+  sizee = "1GiB"
+)";
+  const std::string f = tmp_.write("unknown-key.toml", text);
+  expect_located_error(run_vmlab({"run", f}), f, text, 6, 3, "unknown key 'sizee' in [[group.map]]");
+  // The same error from `trace`, which only parses.
+  expect_located_error(run_vmlab({"trace", f}), f, text, 6, 3, "unknown key 'sizee' in [[group.map]]");
+}
+
+TEST_F(CliScenarioErrors, NegativeSize) {
+  for (const std::string value : {"-4096", "\"-4KiB\""}) {
+    SCOPED_TRACE(value);
+    const std::string text = "[[group]]\nname = \"p\"\n  [[group.map]]\n  name = \"heap\"\n  object = \"anon\"\n  size = " +
+                             value + "\n";
+    const std::string f = tmp_.write("negative.toml", text);
+    const std::string shown = value[0] == '"' ? value.substr(1, value.size() - 2) : value;
+    expect_located_error(run_vmlab({"run", f}), f, text, 6, 10, "negative size '" + shown + "'");
+  }
+}
+
+TEST_F(CliScenarioErrors, OverlappingFixedMappings) {
+  // a = [1 GiB, 1 GiB + 2 MiB), b = [1 GiB + 1 MiB, 1 GiB + 3 MiB): they share 1 MiB.
+  // The error points at the second mapping's address.
+  const std::string text = R"([[group]]
+name = "p"
+  [[group.map]]
+  name = "a"
+  object = "anon"
+  size = "2MiB"
+  addr = "0x40000000"
+  [[group.map]]
+  name = "b"
+  object = "anon"
+  size = "2MiB"
+  addr = "0x40100000"
+)";
+  const std::string f = tmp_.write("overlap.toml", text);
+  expect_located_error(run_vmlab({"run", f}), f, text, 12, 10,
+                       "fixed mapping 'b' [0x40100000, 0x40300000) overlaps fixed mapping 'a' [0x40000000, "
+                       "0x40200000) in group 'p'");
+
+  // Touching, not overlapping: b starts where a ends. Accepted.
+  std::string ok = text;
+  ok.replace(ok.find("0x40100000"), 10, "0x40200000");
+  const auto r = run_vmlab({"trace", tmp_.write("adjacent.toml", ok)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST_F(CliScenarioErrors, MappingLargerThanTheAddressSpace) {
+  auto scenario = [](const std::string& size) {
+    return "[[group]]\nname = \"p\"\n  [[group.map]]\n  name = \"heap\"\n  object = \"anon\"\n  size = \"" + size + "\"\n";
+  };
+  // x86-64 4-level: task_size = 2^47 - 4096 = 0x7ffffffff000. 128 TiB = 2^47 does not fit.
+  {
+    const std::string text = scenario("128TiB");
+    const std::string f = tmp_.write("huge.toml", text);
+    expect_located_error(run_vmlab({"run", f}), f, text, 6, 10,
+                         "mapping 'heap' (140737488355328 bytes) is larger than the address space of linux-6.18 "
+                         "(task_size 0x7ffffffff000)");
+  }
+  // The limit is [64 KiB, task_size): 2^47 - 4096 - 65536 = 140737488285696 bytes fit;
+  // one page more does not.
+  {
+    const std::string text = scenario("140737488289792");
+    const std::string f = tmp_.write("one-page-over.toml", text);
+    expect_located_error(run_vmlab({"trace", f}), f, text, 6, 10,
+                         "mapping 'heap' (140737488289792 bytes) is larger than the address space of linux-6.18 "
+                         "(task_size 0x7ffffffff000)");
+  }
+  {
+    const auto r = run_vmlab({"trace", tmp_.write("just-fits.toml", scenario("140737488285696"))});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("mmap 1 heap obj=anon len=140737488285696 prot=rw private\n"), std::string::npos) << r.out;
+  }
+}
+
+TEST_F(CliScenarioErrors, UnknownKernelProfile) {
+  const std::string text = "[kernel]\nprofile = \"linux-9.99\"\n";
+  const std::string f = tmp_.write("profile.toml", text);
+  expect_located_error(run_vmlab({"run", f}), f, text, 2, 11,
+                       "unknown kernel profile 'linux-9.99' (known: linux-2.5.26, linux-2.6.15, linux-2.6.15-x86_64, "
+                       "linux-6.18)");
+}
+
+TEST_F(CliScenarioErrors, BadOverrideValue) {
+  // The value is wrong, so the caret is under the value (column 7), and the message is
+  // the profile's own.
+  const std::string text = R"([kernel]
+profile = "linux-6.18"
+[kernel.overrides]
+pti = "maybe"
+)";
+  const std::string f = tmp_.write("override.toml", text);
+  expect_located_error(run_vmlab({"run", f}), f, text, 4, 7, "kernel override 'pti' must be true or false, not 'maybe'");
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. Malformed traces
+
+TEST_F(CliTraceErrors, UnknownOp) {
+  const std::string text = "# a trace\nspawn 1\nfrobnicate 1 heap   # no such op\n";
+  const std::string f = tmp_.write("unknown-op.trace", text);
+  expect_located_error(run_vmlab({"run", "--trace", f}), f, text, 3, 1,
+                       "unknown op 'frobnicate' (expected machine, override, object, spawn, fork, exit, mmap, munmap, "
+                       "mprotect, madvise, touch or phase)");
+}
+
+TEST_F(CliTraceErrors, PidUsedBeforeSpawn) {
+  // "mmap 2": the pid token is column 6.
+  const std::string text = "spawn 1\nmmap 2 heap len=64MiB\n";
+  const std::string f = tmp_.write("pid.trace", text);
+  expect_located_error(run_vmlab({"run", "--trace", f}), f, text, 2, 6, "pid 2 is used before spawn or fork");
+}
+
+TEST_F(CliTraceErrors, PidReusedAfterExitAndBadUnit) {
+  {
+    const std::string text = "spawn 1\nexit 1\n\nspawn 1\n";
+    const std::string f = tmp_.write("reuse.trace", text);
+    expect_located_error(run_vmlab({"run", "--trace", f}), f, text, 4, 7, "pid 1 has exited and pids are not reused");
+  }
+  {
+    // A bad size points at the value, after "len=" (column 17).
+    const std::string text = "spawn 1\nmmap 1 heap len=3Gb\n";
+    const std::string f = tmp_.write("unit.trace", text);
+    expect_located_error(run_vmlab({"run", "--trace", f}), f, text, 2, 17, "unknown unit 'Gb' in '3Gb'");
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// 4. The JSON report of the smallest validate scenario
+
+TEST_F(CliRun, Anon64mJson) {
+  const auto r = run_vmlab({"run", "validate/anon-64m", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const json j = parse_json(r.out);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j.at("schema_version"), 1);
+  EXPECT_EQ(j.at("engine"), "sim");
+  EXPECT_EQ(j.at("scenario"), "validate/anon-64m");
+  EXPECT_EQ(j.at("profile"), "linux-6.18");
+  EXPECT_EQ(j.at("completed"), true);
+  EXPECT_EQ(j.at("failures"), json::array());
+  // spawn, mmap, touch, phase.
+  EXPECT_EQ(j.at("ops_applied"), 4);
+  // 64 MiB written once: 16384 anonymous write faults, no COW.
+  EXPECT_EQ(j.at("faults"), 16384);
+  EXPECT_EQ(j.at("cow_faults"), 0);
+
+  const json& samples = j.at("samples");
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples.front().at("name"), "write");
+  EXPECT_EQ(samples.back().at("name"), "end");
+  // 64 MiB = 32 PTE pages (2 MiB each), under one PMD page, one PUD page and the PGD;
+  // P4D is folded on 4-level paging.
+  const json levels = {{"pgd", 1}, {"p4d", 0}, {"pud", 1}, {"pmd", 1}, {"pte", 32}};
+  EXPECT_EQ(samples[0].at("pt_pages"), levels);
+  EXPECT_EQ(j.at("peak").at("pt_pages"), levels);
+  for (const auto& s : samples) {
+    SCOPED_TRACE(s.at("name").get<std::string>());
+    EXPECT_EQ(s.at("nr_procs"), 1);
+    ASSERT_EQ(s.at("procs").size(), 1u);
+    const json& p = s.at("procs")[0];
+    EXPECT_EQ(p.at("pid"), 1);
+    // VmPTE on 6.18 counts PTE + PMD + PUD pages (not the PGD): (32 + 1 + 1) * 4096.
+    EXPECT_EQ(p.at("VmPTE"), 139264);
+    EXPECT_EQ(p.at("VmPTE_workload"), 139264);
+    EXPECT_EQ(p.at("RssAnon_pages"), 16384);
+    EXPECT_EQ(p.at("min_flt"), 16384);
+    // PageTables counts every level, and the PTI PGD is two pages: (34 + 2) * 4096.
+    EXPECT_EQ(s.at("PageTables"), 147456);
+  }
+  EXPECT_EQ(j.at("peak").at("VmPTE_max_process"), 139264);
+  EXPECT_EQ(j.at("peak").at("PageTables"), 147456);
+  EXPECT_TRUE(j.at("timing").contains("wall_seconds"));
+
+  // The table says the same in kB.
+  const auto t = run_vmlab({"run", "validate/anon-64m"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const auto tl = lines_of(t.out);
+  ASSERT_FALSE(tl.empty());
+  EXPECT_EQ(tl[0], "vmlab run validate/anon-64m  engine: sim  kernel: linux-6.18");
+  EXPECT_NE(t.out.find("VmPTE (max, one process): 136 kB\n"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("PageTables (max):         144 kB\n"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("RUN ENDED EARLY"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------
+// 5. Determinism
+
+TEST_F(CliRun, SameScenarioSameReport) {
+  const auto a = run_vmlab({"run", "examples/oltp-small", "--json"});
+  const auto b = run_vmlab({"run", "examples/oltp-small", "--json"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const json ja = parse_json(a.out), jb = parse_json(b.out);
+  ASSERT_TRUE(ja.contains("timing"));
+  // The random (zipf, uniform) touches must not depend on anything but the seed.
+  EXPECT_EQ(comparable(ja).dump(2), comparable(jb).dump(2));
+  EXPECT_EQ(ja.at("samples").size(), 4u);  // load, query, sort, end
+
+  // The table has no timing in it: byte for byte.
+  const auto ta = run_vmlab({"run", "examples/oltp-small"});
+  const auto tb = run_vmlab({"run", "examples/oltp-small"});
+  ASSERT_EQ(ta.exit_code, 0);
+  EXPECT_EQ(ta.out, tb.out);
+}
+
+// ---------------------------------------------------------------------------------------
+// 6. Trace round trip
+
+TEST_F(CliTrace, RoundTripGivesTheSameRun) {
+  const std::string f = tmp_.path("oltp.trace");
+  const auto w = run_vmlab({"trace", "examples/oltp-small", "-o", f});
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  EXPECT_EQ(w.out, "");
+  const std::string text = read_file(f);
+  EXPECT_EQ(text.rfind("# vmlab trace v1\n# source: examples/oltp-small\n", 0), 0u) << text.substr(0, 200);
+  // Without -o the trace goes to stdout, identically.
+  const auto s = run_vmlab({"trace", "examples/oltp-small"});
+  ASSERT_EQ(s.exit_code, 0);
+  EXPECT_EQ(s.out, text);
+
+  const auto direct = run_vmlab({"run", "examples/oltp-small", "--json"});
+  const auto replay = run_vmlab({"run", "--trace", f, "--json"});
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  const json jd = parse_json(direct.out), jr = parse_json(replay.out);
+  EXPECT_EQ(jd.at("scenario"), "examples/oltp-small");
+  EXPECT_EQ(jr.at("scenario"), f);  // a trace's source name is its path
+  EXPECT_EQ(jd.at("samples"), jr.at("samples"));
+  EXPECT_EQ(jd.at("peak"), jr.at("peak"));
+  EXPECT_EQ(comparable(jd, true).dump(2), comparable(jr, true).dump(2));
+}
+
+TEST_F(CliTrace, RoundTripOfEveryBuiltinScenario) {
+  const auto list = run_vmlab({"scenarios"});
+  ASSERT_EQ(list.exit_code, 0);
+  const auto names = lines_of(list.out);
+  ASSERT_FALSE(names.empty());
+  for (const auto& name : names) {
+    SCOPED_TRACE(name);
+    std::string file = name;
+    std::replace(file.begin(), file.end(), '/', '_');
+    const std::string f = tmp_.path(file + ".trace");
+    const auto w = run_vmlab({"trace", name, "-o", f});
+    ASSERT_EQ(w.exit_code, 0) << w.err;
+    const auto direct = run_vmlab({"run", name, "--json"});
+    const auto replay = run_vmlab({"run", "--trace", f, "--json"});
+    EXPECT_EQ(direct.exit_code, replay.exit_code);
+    EXPECT_EQ(comparable(parse_json(direct.out), true).dump(1), comparable(parse_json(replay.out), true).dump(1));
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// 7. A hand-written trace
+
+TEST_F(CliTrace, HandWrittenTrace) {
+  const std::string text = R"(# vmlab trace v1, written by hand for cli_test
+machine profile=linux-6.18 memory=1GiB   # PTI on: the PGD is two pages
+
+spawn 1
+# 64 MiB at 1 GiB: 32 PTE pages under one PMD page (the 1 GiB at 0x40000000) and one
+# PUD page (the 512 GiB at 0).
+mmap 1 heap len=64MiB addr=0x40000000
+# 4 MiB starting 1 MiB past a 2 MiB boundary, in another PGD slot (254).
+mmap 1 buf len=2*2MiB addr=0x7f0000100000
+touch 1 heap write                 # every page: an anon_vma, 16384 pages
+touch 1 buf read stride=2MiB       # +0 and +2 MiB: zero page, two PTE pages, no anon_vma
+phase touched
+fork 1 2                           # copies heap's tables; skips buf (no anon_vma)
+phase forked
+munmap 1 heap len=32MiB            # frees the 16 PTE pages of the first 32 MiB
+)";
+  // pid 1 at 'touched': heap 32 PTE + 1 PMD + 1 PUD, buf 2 PTE + 1 PMD + 1 PUD
+  //                     = 38 pages = 155648 bytes of VmPTE.
+  // pid 2 after fork:   heap only: 34 pages = 139264.
+  // pid 1 at the end:   38 - 16 = 22 pages = 90112.
+  // PageTables at 'touched': 38 + the 2-page PGD = 40 pages = 163840.
+  const std::string f = tmp_.write("hand.trace", text);
+  const auto r = run_vmlab({"run", "--trace", f, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = parse_json(r.out);
+  EXPECT_EQ(j.at("scenario"), f);
+  EXPECT_EQ(j.at("completed"), true);
+  EXPECT_EQ(j.at("ops_applied"), 9);
+  // 16384 write faults on heap, 2 read faults on buf; fork copies, it does not fault.
+  EXPECT_EQ(j.at("faults"), 16386);
+
+  const json* touched = sample_named(j, "touched");
+  const json* forked = sample_named(j, "forked");
+  const json* end = sample_named(j, "end");
+  ASSERT_TRUE(touched && forked && end);
+  ASSERT_TRUE(proc_of(*touched, 1));
+  EXPECT_EQ(proc_of(*touched, 1)->at("VmPTE"), 155648);
+  EXPECT_EQ(touched->at("PageTables"), 163840);
+  EXPECT_EQ(touched->at("pt_pages"), (json{{"pgd", 1}, {"p4d", 0}, {"pud", 2}, {"pmd", 2}, {"pte", 34}}));
+  ASSERT_TRUE(proc_of(*forked, 1) && proc_of(*forked, 2));
+  EXPECT_EQ(proc_of(*forked, 1)->at("VmPTE"), 155648);
+  EXPECT_EQ(proc_of(*forked, 2)->at("VmPTE"), 139264);
+  ASSERT_TRUE(proc_of(*end, 1) && proc_of(*end, 2));
+  EXPECT_EQ(proc_of(*end, 1)->at("VmPTE"), 90112);
+  EXPECT_EQ(proc_of(*end, 2)->at("VmPTE"), 139264);
+  EXPECT_EQ(proc_of(*end, 1)->at("RssAnon_pages"), 8192);  // half of heap left
+  // Both address spaces at the end: PTE 18 + 32, PMD 2 + 1, PUD 2 + 1, two PGDs.
+  EXPECT_EQ(end->at("pt_pages"), (json{{"pgd", 2}, {"p4d", 0}, {"pud", 3}, {"pmd", 3}, {"pte", 50}}));
+  EXPECT_EQ(j.at("peak").at("VmPTE_max_process"), 155648);
+
+  // --check recounts the model's accounting after every op and must not change a figure.
+  const auto c = run_vmlab({"run", "--trace", f, "--json", "--check"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(comparable(parse_json(c.out)).dump(1), comparable(j).dump(1));
+}
+
+// ---------------------------------------------------------------------------------------
+// 8. A run the simulated kernel ends early
+
+constexpr const char* kOutOfMemory = R"(# 64 MiB of memory, 128 MiB of anonymous memory written: the kernel runs out.
+[machine]
+memory = "64MiB"
+
+[[group]]
+name = "p"
+  [[group.map]]
+  name = "heap"
+  object = "anon"
+  size = "128MiB"
+
+[[phase]]
+name = "fill"
+action = "touch"
+map = "heap"
+write = true
+)";
+
+TEST_F(CliRun, OutOfMemoryEndsTheRunEarly) {
+  const std::string f = tmp_.write("oom.toml", kOutOfMemory);
+  const auto r = run_vmlab({"run", f});
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // a finding, not bad input
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("RUN ENDED EARLY at op 2 `touch 1 heap off=0 len=134217728 write`:\n  ENOMEM"),
+            std::string::npos)
+      << r.out;
+
+  const auto rj = run_vmlab({"run", f, "--json"});
+  EXPECT_EQ(rj.exit_code, 1);
+  const json j = parse_json(rj.out);
+  EXPECT_EQ(j.at("completed"), false);
+  ASSERT_EQ(j.at("failures").size(), 1u);
+  const json& fail = j.at("failures")[0];
+  EXPECT_EQ(fail.at("op_index"), 2);
+  EXPECT_EQ(fail.at("op"), "touch 1 heap off=0 len=134217728 write");
+  EXPECT_EQ(fail.at("error").get<std::string>().rfind("ENOMEM: out of memory allocating an anonymous page", 0), 0u)
+      << fail.at("error");
+  // spawn and mmap were applied; the phase sample was never reached, the end sample is.
+  EXPECT_EQ(j.at("ops_applied"), 2);
+  ASSERT_EQ(j.at("samples").size(), 1u);
+  const json& end = j.at("samples")[0];
+  EXPECT_EQ(end.at("name"), "end");
+  ASSERT_TRUE(proc_of(end, 1));
+  // What was faulted in before the failure fits in 64 MiB beside the page tables
+  // (36 pages: PTI PGD 2, PUD 1, PMD 1, PTE 32).
+  const auto rss = proc_of(end, 1)->at("RssAnon_pages").get<uint64_t>();
+  EXPECT_EQ(rss, 16384u - 36u);
+}
+
+// The kernel faults page by page and fails only when no page is left, however the same
+// pages are split into ops (a regression: the sim once charged a 64-page word at a time).
+TEST_F(CliRun, OutOfMemoryOnlyWhenMemoryIsFull) {
+  // 64 MiB = 16384 pages; the page tables take 36 (see above), so 16348 anonymous pages
+  // fit. Touch 16349 pages, once in one op and once as 16348 + 1.
+  const std::string one = tmp_.write("one.trace", R"(machine memory=64MiB
+spawn 1
+mmap 1 heap len=128MiB
+touch 1 heap len=66965504 write       # 16349 pages
+)");
+  const std::string two = tmp_.write("two.trace", R"(machine memory=64MiB
+spawn 1
+mmap 1 heap len=128MiB
+touch 1 heap len=66961408 write       # 16348 pages: exactly what is free
+touch 1 heap off=66961408 len=4KiB write
+)");
+  for (const auto& f : {one, two}) {
+    SCOPED_TRACE(f);
+    const auto r = run_vmlab({"run", "--trace", f, "--json"});
+    EXPECT_EQ(r.exit_code, 1);
+    const json j = parse_json(r.out);
+    ASSERT_EQ(j.at("failures").size(), 1u);
+    EXPECT_NE(j.at("failures")[0].at("error").get<std::string>().find("(16384 of 16384 pages in use"), std::string::npos)
+        << j.at("failures")[0].at("error");
+    ASSERT_TRUE(proc_of(j.at("samples").back(), 1));
+    EXPECT_EQ(proc_of(j.at("samples").back(), 1)->at("RssAnon_pages"), 16348);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// 9. Listings
+
+TEST_F(CliList, Profiles) {
+  const auto r = run_vmlab({"profiles"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto l = lines_of(r.out);
+  ASSERT_GE(l.size(), 4u);
+  EXPECT_EQ(l[0].rfind("profile ", 0), 0u) << l[0];
+  std::map<std::string, std::vector<std::string>> rows;  // name -> whitespace-separated fields
+  for (size_t i = 1; i < l.size(); ++i) {
+    std::istringstream in(l[i]);
+    std::vector<std::string> fields;
+    for (std::string w; in >> w;) fields.push_back(w);
+    if (!fields.empty()) rows[fields[0]] = fields;
+  }
+  for (const std::string p : {"linux-2.5.26", "linux-2.6.15", "linux-6.18"}) EXPECT_TRUE(rows.count(p)) << p << "\n" << r.out;
+  // Columns: profile, paging, PageTables counts, VmPTE counts, PT_RECLAIM, description.
+  ASSERT_GE(rows["linux-6.18"].size(), 5u);
+  EXPECT_EQ(rows["linux-6.18"][1], "x86-64-4level");
+  EXPECT_EQ(rows["linux-6.18"][3], "pud+pmd+pte");  // why anon-64m's VmPTE is 34 pages
+  EXPECT_EQ(rows["linux-6.18"][4], "yes");
+  ASSERT_GE(rows["linux-2.5.26"].size(), 3u);
+  EXPECT_EQ(rows["linux-2.5.26"][1], "i386-2level");
+  EXPECT_NE(l[0].find("VmPTE counts"), std::string::npos);
+}
+
+TEST_F(CliList, Scenarios) {
+  const auto r = run_vmlab({"scenarios"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto names = lines_of(r.out);
+  const std::set<std::string> unique(names.begin(), names.end());
+  EXPECT_EQ(unique.size(), names.size()) << "duplicate names:\n" << r.out;
+  const auto validate = std::count_if(names.begin(), names.end(), [](const std::string& n) { return n.rfind("validate/", 0) == 0; });
+  EXPECT_GE(validate, 18) << r.out;
+  for (const std::string n : {"validate/anon-64m", "validate/shm-256m-4proc", "examples/oltp-small"})
+    EXPECT_TRUE(unique.count(n)) << n;
+  // Built-ins resolve with or without ".toml".
+  const auto t = run_vmlab({"run", "validate/anon-64m.toml"});
+  EXPECT_EQ(t.exit_code, 0) << t.err;
+}
+
+// ---------------------------------------------------------------------------------------
+// 10. The live engine
+
+// Host-wide PageTables in bytes, the per-CPU deltas folded first; nullopt if unreadable.
+std::optional<uint64_t> host_page_tables() {
+  {
+    std::ofstream refresh("/proc/sys/vm/stat_refresh");
+    refresh << "1\n";
+  }
+  std::ifstream mi("/proc/meminfo");
+  for (std::string line; std::getline(mi, line);) {
+    if (line.rfind("PageTables:", 0) != 0) continue;
+    std::istringstream in(line.substr(11));
+    uint64_t kb = 0;
+    if (in >> kb) return kb * 1024;
+  }
+  return std::nullopt;
+}
+
+// How far host-wide PageTables moves in half a second while this test does nothing.
+uint64_t host_page_tables_noise() {
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (int i = 0; i < 20; ++i) {
+    if (auto v = host_page_tables()) {
+      lo = std::min(lo, *v);
+      hi = std::max(hi, *v);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return hi >= lo ? hi - lo : 0;
+}
+
+TEST_F(CliLive, ValidateAnon64m) {
+  SKIP_UNLESS_LIVE_HOST();
+  // Per-process VmPTE is the process's own and must agree every time. PageTables is
+  // host-wide: another process on the host allocating or freeing page tables during the
+  // run moves it. So: up to 4 attempts must include one where every case is ok; if none
+  // does, the failures are blamed on the host only when there is evidence of host
+  // activity (the engine's own note, differing readings between attempts of the same
+  // deterministic workload, or PageTables moving while idle); otherwise it is a failure.
+  std::set<double> live_page_tables;
+  bool noted = false;
+  std::string failures;
+  for (int attempt = 1; attempt <= 4; ++attempt) {
+    SCOPED_TRACE("attempt " + std::to_string(attempt));
+    const auto r = run_vmlab({"validate", "validate/anon-64m", "--json"});
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << "\n" << r.err;
+    const json j = parse_json(r.out);
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j.at("schema_version"), 1);
+    std::set<std::string> metrics;
+    size_t failed = 0;
+    for (const auto& c : j.at("cases")) {
+      const std::string metric = c.at("metric");
+      metrics.insert(metric);
+      EXPECT_EQ(c.at("scenario"), "validate/anon-64m");
+      failed += !c.at("ok").get<bool>();
+      if (metric.rfind("VmPTE_growth", 0) == 0) {
+        EXPECT_TRUE(c.at("ok").get<bool>()) << c.dump();
+        EXPECT_EQ(c.at("sim"), 139264.0);
+        EXPECT_EQ(c.at("live"), 139264.0) << c.dump();
+      } else {
+        // 34 pages + the PGD: one page, or two with PTI (the sim follows the host's PTI).
+        EXPECT_TRUE(c.at("sim") == 143360.0 || c.at("sim") == 147456.0) << c.dump();
+        live_page_tables.insert(c.at("live").get<double>());
+        if (!c.at("ok").get<bool>()) failures += c.dump() + "\n";
+      }
+    }
+    EXPECT_EQ(metrics, (std::set<std::string>{"VmPTE_growth[pid=1]@write", "PageTables_growth@write",
+                                              "VmPTE_growth[pid=1]@end", "PageTables_growth@end"}));
+    EXPECT_EQ(j.at("failed"), failed);
+    EXPECT_EQ(r.exit_code, failed ? 1 : 0);
+    if (HasFailure()) return;
+    if (failed == 0) return;  // every case ok
+    for (const auto& n : j.at("notes")) {
+      const std::string note = n;
+      noted |= note.find("PageTables fell below") != std::string::npos || note.find("PageTables kept falling") != std::string::npos;
+    }
+  }
+  const uint64_t idle_noise = host_page_tables_noise();
+  if (noted || live_page_tables.size() > 2 || idle_noise > 0)
+    GTEST_SKIP() << "host-wide PageTables_growth was outside tolerance in 4 attempts, with evidence of other page-table "
+                    "activity on this host (engine note: "
+                 << noted << ", distinct live readings: " << live_page_tables.size() << ", idle drift: " << idle_noise
+                 << " bytes); the per-process cases all passed. Last failures:\n"
+                 << failures;
+  FAIL() << "PageTables_growth outside tolerance in 4 attempts on a quiet host:\n" << failures;
+}
+
+TEST_F(CliLive, Shm256m4procMatchesTheSim) {
+  SKIP_UNLESS_LIVE_HOST();
+  const auto live = run_vmlab({"run", "validate/shm-256m-4proc", "--engine", "live", "--json"});
+  ASSERT_EQ(live.exit_code, 0) << live.err;
+  const auto sim = run_vmlab({"run", "validate/shm-256m-4proc", "--json"});
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  const json jl = parse_json(live.out), js = parse_json(sim.out);
+  EXPECT_EQ(jl.at("schema_version"), 1);
+  EXPECT_EQ(jl.at("engine"), "live");
+  EXPECT_EQ(jl.at("completed"), true);
+  EXPECT_EQ(js.at("engine"), "sim");
+  const json* le = sample_named(jl, "end");
+  const json* se = sample_named(js, "end");
+  ASSERT_TRUE(le && se);
+  EXPECT_TRUE(le->at("pt_pages").is_null());  // not observable on a live kernel
+  ASSERT_EQ(le->at("procs").size(), 4u);
+  ASSERT_EQ(se->at("procs").size(), 4u);
+  for (uint32_t pid = 1; pid <= 4; ++pid) {
+    SCOPED_TRACE("pid " + std::to_string(pid));
+    const json* lp = proc_of(*le, pid);
+    const json* sp = proc_of(*se, pid);
+    ASSERT_TRUE(lp && sp);
+    // 256 MiB shared, all written: 128 PTE pages + 1 PMD + 1 PUD = 130 pages each.
+    EXPECT_EQ(sp->at("VmPTE_workload"), 532480);
+    EXPECT_EQ(lp->at("VmPTE_workload"), sp->at("VmPTE_workload"));
+    EXPECT_EQ(lp->at("RssShmem_pages"), 65536);
+  }
+}
+
+}  // namespace
+}  // namespace vmlab
