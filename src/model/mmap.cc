@@ -79,40 +79,54 @@ vaddr align_down(vaddr a, bytes align, bytes phase) {
   return x > a ? x - align : x;
 }
 
-result<vaddr> get_unmapped_area(const kernel& k, const mm_struct& mm, bytes len, bytes align, bytes phase) {
-  const vaddr lo_limit = kMmapMinAddr, hi_limit = k.prof.paging.task_size;
-  if (k.prof.layout == mmap_layout::topdown) {
-    // Walk the gaps downwards from mmap_base; take the highest aligned fit.
-    vaddr hi = k.prof.mmap_base;
-    for (;;) {
-      auto p = mm.vmas.lower_bound(hi);
-      const bool has_below = p != mm.vmas.begin();
-      vaddr lo = lo_limit;
-      if (has_below) {
-        const vm_area_struct& q = std::prev(p)->second;
-        if (q.vm_end > hi) { hi = q.vm_start; continue; }
-        lo = std::max(q.vm_end, lo_limit);
-      }
-      if (hi > lo && hi - lo >= len) {
-        const vaddr a = align_down(hi - len, align, phase);
-        if (a >= lo && a <= hi - len) return a;
-      }
-      if (!has_below) break;
-      hi = std::prev(p)->second.vm_start;
-      if (hi <= lo_limit) break;
+// Highest aligned fit below `high` (arch_get_unmapped_area_topdown); 0 when none.
+vaddr area_topdown(const mm_struct& mm, vaddr high, bytes len, bytes align, bytes phase) {
+  vaddr hi = high;
+  for (;;) {
+    auto p = mm.vmas.lower_bound(hi);
+    const bool has_below = p != mm.vmas.begin();
+    vaddr lo = kMmapMinAddr;
+    if (has_below) {
+      const vm_area_struct& q = std::prev(p)->second;
+      if (q.vm_end > hi) { hi = q.vm_start; continue; }
+      lo = std::max(q.vm_end, kMmapMinAddr);
     }
-  } else {
-    vaddr a = align_up(std::max(k.prof.mmap_base, lo_limit), align, phase);
-    for (auto it = mm.vmas.upper_bound(a); ; ++it) {
-      if (it != mm.vmas.begin()) {
-        auto p = std::prev(it);
-        if (p->second.vm_end > a) a = align_up(p->second.vm_end, align, phase);
-      }
-      const vaddr next = it == mm.vmas.end() ? hi_limit : it->second.vm_start;
-      if (a + len <= next && a + len <= hi_limit) return a;
-      if (it == mm.vmas.end()) break;
+    if (hi > lo && hi - lo >= len) {
+      const vaddr a = align_down(hi - len, align, phase);
+      if (a >= lo && a <= hi - len) return a;
     }
+    if (!has_below) return 0;
+    hi = std::prev(p)->second.vm_start;
+    if (hi <= kMmapMinAddr) return 0;
   }
+}
+
+// Lowest aligned fit at or above `low` (arch_get_unmapped_area, bottom-up); 0 when none.
+vaddr area_bottomup(const mm_struct& mm, vaddr low, vaddr limit, bytes len, bytes align, bytes phase) {
+  vaddr a = align_up(std::max(low, kMmapMinAddr), align, phase);
+  for (auto it = mm.vmas.upper_bound(a);; ++it) {
+    if (it != mm.vmas.begin()) {
+      auto p = std::prev(it);
+      if (p->second.vm_end > a) a = align_up(p->second.vm_end, align, phase);
+    }
+    const vaddr next = it == mm.vmas.end() ? limit : it->second.vm_start;
+    if (a + len <= next && a + len <= limit && a + len > a) return a;
+    if (it == mm.vmas.end()) return 0;
+  }
+}
+
+result<vaddr> get_unmapped_area(const kernel& k, const mm_struct& mm, bytes len, bytes align, bytes phase) {
+  const vaddr task_size = k.prof.paging.task_size;
+  vaddr a = 0;
+  if (k.prof.layout == mmap_layout::topdown) {
+    a = area_topdown(mm, k.prof.mmap_base, len, align, phase);
+    // "A failed mmap() very likely causes application failure, so fall back to the
+    // bottom-up function here" (arch_get_unmapped_area_topdown): from TASK_UNMAPPED_BASE.
+    if (!a) a = area_bottomup(mm, round_up(task_size / 3, 4096), task_size, len, align, phase);
+  } else {
+    a = area_bottomup(mm, k.prof.mmap_base, task_size, len, align, phase);
+  }
+  if (a) return a;
   return status::io_error("ENOMEM: no free range of " + std::to_string(len) + " bytes in the address space");
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "model/profile.h"
+#include "vmlab/units.h"
 #include "vmlab/sim_kernel.h"
 
 namespace vmlab {
@@ -304,6 +305,16 @@ TEST(Pgtable, TopDownPlacementIsDeterministicAndAdjacent) {
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a.value(), k->profile().mmap_base - 4 * MiB);
   EXPECT_EQ(b.value(), a.value() - 4 * MiB);
+}
+
+TEST(Pgtable, TopDownFallsBackToBottomUpForHugeMappings) {
+  auto k = make("linux-6.18");
+  ASSERT_TRUE(k->spawn(1).ok());
+  // 64 TiB does not fit below mmap_base (64 TiB, minus mmap_min_addr): the kernel retries
+  // bottom-up from TASK_UNMAPPED_BASE = TASK_SIZE / 3.
+  auto a = k->mmap(map_op(1, 0, 64 * TiB));
+  ASSERT_TRUE(a.ok()) << a.error().to_string();
+  EXPECT_EQ(a.value(), round_up(k->profile().paging.task_size / 3, 4096));
 }
 
 }  // namespace
