@@ -12,6 +12,12 @@
 
 namespace vmlab {
 
+class sim_kernel;
+
+// Applies one op to a simulated kernel (the sim engine's step; the live engine's shadow
+// uses it too, so both engines resolve every op identically).
+status apply_op(sim_kernel& k, const op& o);
+
 struct sim_options {
   // Run check_invariants() after every op (slow; tests and --check).
   bool check_invariants = false;

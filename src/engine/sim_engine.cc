@@ -9,9 +9,7 @@
 #include "workload/trace.h"
 
 namespace vmlab {
-namespace {
-
-status apply(sim_kernel& k, const op& o) {
+status apply_op(sim_kernel& k, const op& o) {
   switch (o.kind) {
     case op_kind::spawn: return k.spawn(o.pid);
     case op_kind::fork: return k.fork(o.pid, o.child);
@@ -29,6 +27,8 @@ status apply(sim_kernel& k, const op& o) {
   return {};
 }
 
+namespace {
+
 double cpu_now() { return double(std::clock()) / CLOCKS_PER_SEC; }
 
 }  // namespace
@@ -45,7 +45,7 @@ result<run_result> run_sim(const op_stream& s, const sim_options& opt) {
   r.profile = k.profile().name;
   for (size_t i = 0; i < s.ops.size(); ++i) {
     const op& o = s.ops[i];
-    status st = apply(k, o);
+    status st = apply_op(k, o);
     if (!st.ok()) {
       if (st.code() == status_code::invalid_argument) return st;  // a malformed stream, not a kernel event
       r.failures.push_back({i, format_op(s, o), st.message()});

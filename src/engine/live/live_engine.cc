@@ -28,24 +28,6 @@ namespace vmlab {
 namespace live {
 namespace {
 
-status apply_model(sim_kernel& k, const op& o) {
-  switch (o.kind) {
-    case op_kind::spawn: return k.spawn(o.pid);
-    case op_kind::fork: return k.fork(o.pid, o.child);
-    case op_kind::exit: return k.exit(o.pid);
-    case op_kind::mmap: { auto r = k.mmap(o); return r.ok() ? status{} : r.error(); }
-    case op_kind::munmap: return k.munmap(o.pid, o.map, o.off, o.len);
-    case op_kind::mprotect: return k.mprotect(o.pid, o.map, o.off, o.len, o.prot);
-    case op_kind::madvise: return k.madvise_dontneed(o.pid, o.map, o.off, o.len);
-    case op_kind::touch:
-      if (o.pattern == touch_pattern::all) return k.touch(o.pid, o.map, o.off, o.len, 4096, o.write);
-      if (o.pattern == touch_pattern::stride) return k.touch(o.pid, o.map, o.off, o.len, o.stride, o.write);
-      return k.touch_pages(o.pid, o.map, touch_page_list(o), o.write);
-    case op_kind::phase: return {};
-  }
-  return {};
-}
-
 bool frees_memory(op_kind k) { return k == op_kind::exit || k == op_kind::munmap || k == op_kind::madvise; }
 
 bytes sat_sub(bytes a, bytes b) { return a > b ? a - b : 0; }
@@ -152,7 +134,7 @@ class live_run {
       }
     }
     if (o.kind == op_kind::mmap) return do_mmap(i, o, stop);
-    if (status st = apply_model(shadow_, o); !st.ok()) return model_refused(i, o, st, stop);
+    if (status st = apply_op(shadow_, o); !st.ok()) return model_refused(i, o, st, stop);
 
     int err = 0;
     status st;
@@ -359,7 +341,7 @@ result<bytes> estimate_peak_memory(const op_stream& s) {
   };
   for (const op& o : s.ops) {
     if (frees_memory(o.kind)) measure();
-    if (status st = apply_model(k, o); !st.ok()) {
+    if (status st = apply_op(k, o); !st.ok()) {
       if (st.code() == status_code::invalid_argument) return st;
       break;  // the live run stops here too
     }

@@ -1,0 +1,59 @@
+// Helpers shared by the model tests: a kernel from a profile name, an mmap op, and the
+// compact "pgd,p4d,pud,pmd,pte" view of page-table pages per level.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vmlab/sim_kernel.h"
+
+namespace vmlab::testing {
+
+inline std::unique_ptr<sim_kernel> make(const std::string& profile,
+                                        std::vector<std::pair<std::string, std::string>> ov = {}, bytes memory = 0,
+                                        std::vector<object_decl> objs = {}) {
+  machine_decl m;
+  m.profile = profile;
+  m.overrides = std::move(ov);
+  m.memory = memory;
+  auto r = sim_kernel::create(m, objs);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
+  return r.ok() ? std::move(r.value()) : nullptr;
+}
+
+inline op map_op(uint32_t pid, uint32_t map, bytes len, int32_t object = -1, bool shared = false, bytes align = 0,
+                 bytes phase = 0) {
+  op o;
+  o.kind = op_kind::mmap;
+  o.pid = pid;
+  o.map = map;
+  o.len = len;
+  o.object = object;
+  o.shared = shared;
+  o.align = align;
+  o.phase_off = phase;
+  return o;
+}
+
+inline const proc_sample& proc(const sample& s, uint32_t pid) {
+  for (const auto& p : s.procs)
+    if (p.pid == pid) return p;
+  static proc_sample none;
+  ADD_FAILURE() << "no pid " << pid;
+  return none;
+}
+
+inline uint64_t pages(const sample& s, level l) { return s.pt_pages[static_cast<int>(l)]; }
+
+// "pgd,p4d,pud,pmd,pte" page counts as a compact string, ChampSim style.
+inline std::string levels(const sample& s) {
+  std::string out;
+  for (int i = 0; i < kLevels; ++i) out += (i ? "," : "") + std::to_string(s.pt_pages[i]);
+  return out;
+}
+
+}  // namespace vmlab::testing
