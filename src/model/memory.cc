@@ -1,9 +1,10 @@
-// Faults, zap, copy_page_range and free_pgtables: the model's mm/memory.c.
+// Faults, the page walk and zap: the model's mm/memory.c (copy_page_range lives in
+// fork.cc, free_pgd_range in free_pgtables.cc).
 //
 // Kernel (6.x unless noted): handle_mm_fault -> do_anonymous_page (read: zero page, no
 // anon_vma), do_read_fault (fault-around via ->map_pages, then __do_fault), do_cow_fault,
 // do_shared_fault, do_wp_page (reuse when the anon page is mapped once, else copy);
-// zap_pte_range (+ CONFIG_PT_RECLAIM), copy_page_range/vma_needs_copy, free_pgd_range.
+// zap_pte_range (+ CONFIG_PT_RECLAIM).
 //
 // Everything works a PTE page at a time on 64-entry words. A fault is counted per
 // faulting access, as the kernel counts min_flt: fault-around maps several pages for one.
@@ -84,7 +85,7 @@ uint64_t& rss_for_object(const kernel& k, mm_struct& mm, const vm_area_struct& v
   return k.objects[vma.object].kind == object_kind::file ? mm.rss.file : mm.rss.shmem;
 }
 
-// Marks entries in `m` (one word) present; returns how many were newly set.
+// Marks the entries in `m` (one word, none of them present yet) present.
 void map_word(kernel& k, pte_table* t, uint32_t w, uint64_t m) {
   if (!m) return;
   k.store.own_present(t);
