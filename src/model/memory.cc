@@ -114,41 +114,48 @@ std::pair<uint32_t, uint32_t> fault_around_window(const kernel& k, const vm_area
   return {from, to};
 }
 
-// Read faults on a file/shm VMA (private or shared): do_read_fault with fault-around.
+// One read fault at entry p of a file/shm VMA (private or shared): do_read_fault. The
+// fault-around window's cached pages are mapped first (do_fault_around maps them even
+// when the faulting page itself is not cached), then the faulting page is read into the
+// page cache if needed and mapped. `res`, when given, is the whole table's residency
+// (resident_word per word), kept up to date here; `need`, when given, loses what got mapped.
+status read_fault_at(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_table* t, uint32_t p,
+                     uint64_t* res, uint64_t* need) {
+  ++k.faults;
+  ++mm.min_flt;
+  uint32_t from = p, to = p + 1;
+  if (k.prof.fault_around_bytes > 4096) std::tie(from, to) = fault_around_window(k, vma, base, p);
+  // The window is at most 16 entries, clipped at the VMA start: it spans one or two words.
+  const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
+  uint64_t win[2] = {0, 0}, local[2];
+  if (!res) {
+    for (uint32_t x = w0; x <= w1; ++x) local[x - w0] = resident_word(k, vma, base, x);
+    res = local - w0;
+  }
+  set_bits(win - w0, from, to);
+  if (!(res[p >> 6] & bit(p))) {
+    if (!make_resident(k, vma, base, p)) return oom_status(k, "a page-cache page");
+    res[p >> 6] |= bit(p);
+  }
+  uint64_t& rss = rss_for_object(k, mm, vma);
+  for (uint32_t x = w0; x <= w1; ++x) {
+    const uint64_t m = win[x - w0] & res[x] & ~t->word(x);
+    map_word(k, t, x, m);
+    rss += uint64_t(popcount64(m));
+    if (need) need[x] &= ~m;
+  }
+  return {};
+}
+
+// Read faults on every entry of `need`, in address order.
 status read_fault_object(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_table* t, uint64_t* need) {
   const table_view tv = view_of(k);
   uint64_t res[kMaxPteWords];
-  uint32_t have = 0;  // words of res[] computed so far (bit per word)
-  auto res_word = [&](uint32_t x) -> uint64_t& {
-    if (!(have & (1u << x))) { res[x] = resident_word(k, vma, base, x); have |= 1u << x; }
-    return res[x];
-  };
-  uint64_t& rss = rss_for_object(k, mm, vma);
-  const bool fa = k.prof.fault_around_bytes > 4096;
-  for (uint32_t w = 0; w < tv.nwords; ++w) {
-    while (need[w]) {
-      const uint32_t p = w * 64 + uint32_t(__builtin_ctzll(need[w]));
-      ++k.faults;
-      ++mm.min_flt;
-      // The window spans at most two words (it is 16 entries, clipped at the VMA start).
-      uint32_t from = p, to = p + 1;
-      if (fa) std::tie(from, to) = fault_around_window(k, vma, base, p);
-      uint64_t win[kMaxPteWords];
-      const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
-      for (uint32_t x = w0; x <= w1; ++x) win[x] = 0;
-      set_bits(win, from, to);
-      if (!(res_word(w) & bit(p))) {
-        if (!make_resident(k, vma, base, p)) return oom_status(k, "a page-cache page");
-        res[w] |= bit(p);
-      }
-      for (uint32_t x = w0; x <= w1; ++x) {
-        const uint64_t m = win[x] & res_word(x) & ~t->word(x);
-        map_word(k, t, x, m);
-        rss += uint64_t(popcount64(m));
-        need[x] &= ~m;
-      }
-    }
-  }
+  for (uint32_t w = 0; w < tv.nwords; ++w) res[w] = need[w] || (w && need[w - 1]) || (w + 1 < tv.nwords && need[w + 1]) ? resident_word(k, vma, base, w) : 0;
+  for (uint32_t w = 0; w < tv.nwords; ++w)
+    while (need[w])
+      if (status s = read_fault_at(k, mm, vma, base, t, w * 64 + uint32_t(__builtin_ctzll(need[w])), res, need); !s.ok())
+        return s;
   return {};
 }
 
@@ -316,6 +323,10 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
     return {};
   } else if (vma.is_anon() || (vma.shared && write)) {
     status s = write_fault_none(k, mm, vma, addr & ~((vaddr{tv.entries} << 12) - 1), t, w, b);
+    maybe_full(k, t);
+    return s;
+  } else if (!write) {
+    status s = read_fault_at(k, mm, vma, addr & ~((vaddr{tv.entries} << 12) - 1), t, i, nullptr, nullptr);
     maybe_full(k, t);
     return s;
   }
