@@ -1,10 +1,6 @@
-// Scenario files (TOML) and the generator that turns one into an op stream.
-//
-// Two stages. read_*() walks the TOML document into a scenario_spec, checking every key
-// and type and remembering where each value came from. generate() then plays the
-// scenario forward (spawning groups, mapping, running phases) and emits ops; the checks
-// that depend on the state at a point in the scenario (does group 'workers' exist yet? is
-// anyone left alive?) happen there, still pointing at the offending line.
+// Scenario files (TOML): the reader. read_*() walks the TOML document into a
+// scenario_spec (scenario_spec.h), checking every key and type and remembering where each
+// value came from; generate() (generator.cc) then turns the spec into the op stream.
 //
 // The format is documented in docs/scenario-format.md; keep the two in step.
 #include "workload/scenario.h"
@@ -20,14 +16,13 @@
 
 #include "model/profile.h"
 #include "workload/builtin.h"
+#include "workload/scenario_spec.h"
 #include "workload/size.h"
 
 namespace vmlab {
 namespace {
 
-constexpr bytes kPage = 4096;
 constexpr vaddr kMmapMinAddr = 64 * KiB;   // vm.mmap_min_addr default
-constexpr uint64_t kPidMaxLimit = 4194304;  // PID_MAX_LIMIT on 64-bit
 
 // ---------------------------------------------------------------------------------------
 // Source positions
@@ -61,7 +56,6 @@ class source_text {
   std::vector<std::string> lines_;
 };
 
-status error_at(const source_location& l, std::string msg) { return status::invalid_argument(std::move(msg)).at(l); }
 
 const char* type_name(toml::node_type t) {
   switch (t) {
@@ -233,69 +227,6 @@ class table_reader {
 };
 
 // ---------------------------------------------------------------------------------------
-// The scenario as read, with positions for the checks the generator makes.
-
-struct map_spec {
-  std::string name;
-  source_location where;       // the [[group.map]] table
-  source_location size_at;     // 'size' (or the table)
-  source_location addr_at;
-  int32_t object = -1;
-  bool shared = false;
-  bool locked = false;
-  bool fixed = false;
-  vaddr addr = 0;
-  bytes size = 0;
-  bytes offset = 0;
-  bytes align = 0;
-  bytes phase = 0;
-  uint8_t prot = prot_read | prot_write;
-};
-
-struct group_spec {
-  std::string name;
-  uint32_t count = 0;
-  std::vector<map_spec> maps;
-};
-
-enum class action { touch, fork, exit, munmap, mprotect, madvise };
-
-struct phase_spec {
-  std::string name;
-  source_location where;
-  std::optional<std::string> group;
-  source_location group_at;
-  action act = action::touch;
-  std::string map;
-  source_location map_at;
-  bytes offset = 0;
-  source_location offset_at;
-  std::optional<bytes> length;
-  source_location length_at;
-  touch_pattern pattern = touch_pattern::all;
-  bytes stride = 0;
-  double fraction = 0;
-  source_location fraction_at;
-  double theta = 0.99;
-  bool write = false;
-  uint8_t prot = prot_read;
-  uint32_t children = 1;
-  std::string into;
-  source_location into_at;
-  std::optional<uint64_t> processes;
-  source_location processes_at;
-};
-
-struct scenario_spec {
-  std::string name;
-  uint64_t seed = 1;
-  machine_decl machine;
-  kernel_profile profile;
-  std::vector<object_decl> objects;
-  std::vector<group_spec> groups;
-  std::vector<phase_spec> phases;
-};
-
 status read_machine(const source_text& src, const table_reader& top, scenario_spec& sc) {
   if (!top.has("machine")) return {};
   const toml::node* n = top.table().get("machine");
@@ -514,9 +445,9 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
     if (!p.has("action")) return p.missing("action");
     std::string act;
     if (status s = p.get("action", act); !s.ok()) return s;
-    static constexpr std::pair<std::string_view, action> kActions[] = {
-        {"touch", action::touch},       {"fork", action::fork},       {"exit", action::exit},
-        {"munmap", action::munmap},     {"mprotect", action::mprotect}, {"madvise", action::madvise}};
+    static constexpr std::pair<std::string_view, phase_action> kActions[] = {
+        {"touch", phase_action::touch},       {"fork", phase_action::fork},       {"exit", phase_action::exit},
+        {"munmap", phase_action::munmap},     {"mprotect", phase_action::mprotect}, {"madvise", phase_action::madvise}};
     auto it = std::find_if(std::begin(kActions), std::end(kActions), [&](const auto& a) { return a.first == act; });
     if (it == std::end(kActions))
       return p.bad_value("action", "unknown action '" + act + "' (expected touch, fork, exit, munmap, mprotect or madvise)");
@@ -525,12 +456,12 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
     // Keys that do not apply to the action are mistakes, not silently ignored.
     std::vector<std::string_view> applies = {"name", "group", "action", "processes"};
     switch (ph.act) {
-      case action::touch: applies.insert(applies.end(), {"map", "offset", "length", "pattern", "stride", "fraction", "theta", "write"}); break;
-      case action::fork: applies.insert(applies.end(), {"children", "into"}); break;
-      case action::exit: break;
-      case action::munmap: applies.insert(applies.end(), {"map", "offset", "length"}); break;
-      case action::mprotect: applies.insert(applies.end(), {"map", "offset", "length", "prot"}); break;
-      case action::madvise: applies.insert(applies.end(), {"map", "offset", "length", "advice"}); break;
+      case phase_action::touch: applies.insert(applies.end(), {"map", "offset", "length", "pattern", "stride", "fraction", "theta", "write"}); break;
+      case phase_action::fork: applies.insert(applies.end(), {"children", "into"}); break;
+      case phase_action::exit: break;
+      case phase_action::munmap: applies.insert(applies.end(), {"map", "offset", "length"}); break;
+      case phase_action::mprotect: applies.insert(applies.end(), {"map", "offset", "length", "prot"}); break;
+      case phase_action::madvise: applies.insert(applies.end(), {"map", "offset", "length", "advice"}); break;
     }
     for (auto&& [k, v] : *t)
       if (std::find(applies.begin(), applies.end(), k.str()) == applies.end())
@@ -542,14 +473,14 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
       ph.processes = n;
       ph.processes_at = p.where("processes");
     }
-    if (ph.act == action::fork) {
+    if (ph.act == phase_action::fork) {
       uint64_t c = 1;
       if (status s = p.get_count("children", c, 1, 65536); !s.ok()) return s;
       ph.children = uint32_t(c);
       if (!p.has("into")) return p.missing("into");
       if (status s = p.get_token("into", ph.into); !s.ok()) return s;
       ph.into_at = p.where("into");
-    } else if (ph.act != action::exit) {
+    } else if (ph.act != phase_action::exit) {
       if (!p.has("map")) return p.missing("map");
       if (status s = p.get("map", ph.map); !s.ok()) return s;
       ph.map_at = p.where("map");
@@ -563,7 +494,7 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
         ph.length_at = p.where("length");
       }
     }
-    if (ph.act == action::touch) {
+    if (ph.act == phase_action::touch) {
       std::string pat = "sequential";
       if (status s = p.get("pattern", pat); !s.ok()) return s;
       if (pat == "sequential") ph.pattern = touch_pattern::all;
@@ -599,11 +530,11 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
           return p.bad_value("theta", "'theta' must be in (0, 10], not " + fmt::format("{}", ph.theta));
       }
     }
-    if (ph.act == action::mprotect) {
+    if (ph.act == phase_action::mprotect) {
       if (!p.has("prot")) return p.missing("prot");
       if (status s = p.get_prot("prot", ph.prot); !s.ok()) return s;
     }
-    if (ph.act == action::madvise) {
+    if (ph.act == phase_action::madvise) {
       std::string adv = "dontneed";
       if (status s = p.get("advice", adv); !s.ok()) return s;
       if (adv != "dontneed") return p.bad_value("advice", "unknown advice '" + adv + "' (only \"dontneed\" is supported)");
@@ -642,205 +573,6 @@ result<scenario_spec> read_scenario(const source_text& src, const toml::table& r
 }
 
 // ---------------------------------------------------------------------------------------
-// The generator.
-
-uint64_t splitmix64(uint64_t x) {
-  uint64_t z = x + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-class generator {
- public:
-  explicit generator(const scenario_spec& sc) : sc_(sc) {}
-
-  result<op_stream> run() {
-    out_.machine = sc_.machine;
-    out_.objects = sc_.objects;
-    out_.source = sc_.name;
-    procs_.push_back({});  // pid 0 is never used
-    for (const auto& g : sc_.groups) {
-      groups_.push_back({g.name, {}});
-      for (uint32_t i = 0; i < g.count; ++i) {
-        const uint32_t pid = next_pid_++;
-        procs_.push_back({true, groups_.size() - 1, &g.maps});
-        groups_.back().pids.push_back(pid);
-        op s;
-        s.kind = op_kind::spawn;
-        s.pid = pid;
-        emit(std::move(s));
-        for (const auto& m : g.maps) emit(mmap_op(pid, m));
-      }
-    }
-    for (const auto& ph : sc_.phases)
-      if (status s = run_phase(ph); !s.ok()) return s;
-    return std::move(out_);
-  }
-
- private:
-  struct proc {
-    bool alive = false;
-    size_t group = 0;
-    const std::vector<map_spec>* maps = nullptr;
-  };
-  struct live_group {
-    std::string name;
-    std::vector<uint32_t> pids;  // live members, ascending
-  };
-
-  void emit(op o) { out_.ops.push_back(std::move(o)); }
-
-  uint32_t map_index(const std::string& name) {
-    auto it = std::find(out_.map_names.begin(), out_.map_names.end(), name);
-    if (it != out_.map_names.end()) return uint32_t(it - out_.map_names.begin());
-    out_.map_names.push_back(name);
-    return uint32_t(out_.map_names.size() - 1);
-  }
-
-  op mmap_op(uint32_t pid, const map_spec& m) {
-    op o;
-    o.kind = op_kind::mmap;
-    o.pid = pid;
-    o.map = map_index(m.name);
-    o.object = m.object;
-    o.shared = m.shared;
-    o.locked = m.locked;
-    o.fixed = m.fixed;
-    o.addr = m.addr;
-    o.align = m.align;
-    o.phase_off = m.phase;
-    o.obj_off = m.offset;
-    o.prot = m.prot;
-    o.len = m.size;
-    return o;
-  }
-
-  live_group* find_group(const std::string& name) {
-    for (auto& g : groups_)
-      if (g.name == name) return &g;
-    return nullptr;
-  }
-
-  status actors(const phase_spec& ph, std::vector<uint32_t>& pids) {
-    if (ph.group) {
-      live_group* g = find_group(*ph.group);
-      if (!g) {
-        for (const auto& later : sc_.phases)
-          if (later.act == action::fork && later.into == *ph.group)
-            return error_at(ph.group_at, "group '" + *ph.group + "' does not exist yet: phase '" + later.name +
-                                             "' forks it later");
-        std::string known;
-        for (const auto& e : groups_) known += (known.empty() ? "" : ", ") + e.name;
-        return error_at(ph.group_at, "unknown group '" + *ph.group + "' (groups: " + known + ")");
-      }
-      if (g->pids.empty()) return error_at(ph.group_at, "group '" + *ph.group + "' has no live processes");
-      pids = g->pids;
-    } else {
-      for (uint32_t pid = 1; pid < procs_.size(); ++pid)
-        if (procs_[pid].alive) pids.push_back(pid);
-      if (pids.empty()) return error_at(ph.where, "phase '" + ph.name + "': no live processes");
-    }
-    if (ph.processes) {
-      if (*ph.processes > pids.size())
-        return error_at(ph.processes_at, "'processes' is " + std::to_string(*ph.processes) + " but only " +
-                                             std::to_string(pids.size()) + " processes are live");
-      pids.resize(*ph.processes);
-    }
-    return {};
-  }
-
-  status run_phase(const phase_spec& ph) {
-    std::vector<uint32_t> pids;
-    if (status s = actors(ph, pids); !s.ok()) return s;
-    if (ph.act == action::fork) {
-      if (find_group(ph.into)) return error_at(ph.into_at, "group '" + ph.into + "' already exists");
-      if (uint64_t(next_pid_) + uint64_t(pids.size()) * ph.children > kPidMaxLimit + 1)
-        return error_at(ph.where, "fork would exceed " + std::to_string(kPidMaxLimit) + " processes (PID_MAX_LIMIT)");
-      live_group children{ph.into, {}};
-      for (uint32_t parent : pids) {
-        for (uint32_t c = 0; c < ph.children; ++c) {
-          const uint32_t child = next_pid_++;
-          procs_.push_back({true, groups_.size(), procs_[parent].maps});
-          children.pids.push_back(child);
-          op o;
-          o.kind = op_kind::fork;
-          o.pid = parent;
-          o.child = child;
-          emit(std::move(o));
-        }
-      }
-      groups_.push_back(std::move(children));
-    } else if (ph.act == action::exit) {
-      for (uint32_t pid : pids) {
-        op o;
-        o.kind = op_kind::exit;
-        o.pid = pid;
-        emit(std::move(o));
-        procs_[pid].alive = false;
-        auto& members = groups_[procs_[pid].group].pids;
-        members.erase(std::find(members.begin(), members.end(), pid));
-      }
-    } else {
-      for (uint32_t pid : pids)
-        if (status s = range_op(ph, pid); !s.ok()) return s;
-    }
-    op p;
-    p.kind = op_kind::phase;
-    p.name = ph.name;
-    emit(std::move(p));
-    return {};
-  }
-
-  status range_op(const phase_spec& ph, uint32_t pid) {
-    const auto& maps = *procs_[pid].maps;
-    auto it = std::find_if(maps.begin(), maps.end(), [&](const map_spec& m) { return m.name == ph.map; });
-    if (it == maps.end())
-      return error_at(ph.map_at, "unknown mapping '" + ph.map + "': process " + std::to_string(pid) + " (group '" +
-                                     groups_[procs_[pid].group].name + "') has no such mapping");
-    if (ph.offset >= it->size)
-      return error_at(ph.offset_at, "offset " + std::to_string(ph.offset) + " is beyond the end of mapping '" + ph.map +
-                                        "' (" + std::to_string(it->size) + " bytes)");
-    const bytes len = ph.length.value_or(it->size - ph.offset);
-    if (len > it->size - ph.offset)
-      return error_at(ph.length_at, "offset + length (" + std::to_string(ph.offset) + " + " + std::to_string(len) +
-                                        ") is beyond the end of mapping '" + ph.map + "' (" + std::to_string(it->size) +
-                                        " bytes)");
-    op o;
-    o.pid = pid;
-    o.map = map_index(ph.map);
-    o.off = ph.offset;
-    o.len = len;
-    switch (ph.act) {
-      case action::touch: {
-        o.kind = op_kind::touch;
-        o.write = ph.write;
-        o.pattern = ph.pattern;
-        if (ph.pattern == touch_pattern::stride) o.stride = ph.stride;
-        if (ph.pattern == touch_pattern::uniform || ph.pattern == touch_pattern::zipf) {
-          const double pages = double(len / kPage);
-          o.count = std::max<uint64_t>(1, uint64_t(std::llround(ph.fraction * pages)));
-          o.seed = splitmix64(splitmix64(sc_.seed) ^ uint64_t(out_.ops.size()));
-          if (ph.pattern == touch_pattern::zipf) o.theta = ph.theta;
-        }
-        break;
-      }
-      case action::munmap: o.kind = op_kind::munmap; break;
-      case action::mprotect: o.kind = op_kind::mprotect; o.prot = ph.prot; break;
-      case action::madvise: o.kind = op_kind::madvise; o.adv = advice::dontneed; break;
-      default: break;
-    }
-    emit(std::move(o));
-    return {};
-  }
-
-  const scenario_spec& sc_;
-  op_stream out_;
-  std::vector<proc> procs_;
-  std::vector<live_group> groups_;
-  uint32_t next_pid_ = 1;
-};
-
 std::string stem_of(const std::string& path) {
   std::string n = std::filesystem::path(path).filename().string();
   if (n.size() > 5 && n.substr(n.size() - 5) == ".toml") n.resize(n.size() - 5);
@@ -858,7 +590,7 @@ result<op_stream> parse_named(std::string_view text, const std::string& file, co
     }
     result<scenario_spec> sc = read_scenario(src, root, default_name);
     if (!sc.ok()) return sc.error();
-    return generator(*sc).run();
+    return generate(*sc);
   } catch (const std::exception& e) {
     return status::invalid_argument(file + ": cannot read scenario: " + e.what());
   }

@@ -1,0 +1,222 @@
+// The scenario generator: a scenario_spec becomes the deterministic op stream.
+//
+// Pids are handed out in group order, then to children as they are forked; each process
+// maps its group's mappings at spawn; each phase emits its ops for the acting processes in
+// pid order and ends with a `phase` sample op. Random touches carry their own seed, a
+// splitmix64 hash of the scenario seed and the op's index, so that the engines expand
+// exactly the same pages (workload/pattern.h).
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "workload/scenario_spec.h"
+
+namespace vmlab {
+namespace {
+
+// The generator.
+
+uint64_t splitmix64(uint64_t x) {
+  uint64_t z = x + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+class generator {
+ public:
+  explicit generator(const scenario_spec& sc) : sc_(sc) {}
+
+  result<op_stream> run() {
+    out_.machine = sc_.machine;
+    out_.objects = sc_.objects;
+    out_.source = sc_.name;
+    procs_.push_back({});  // pid 0 is never used
+    for (const auto& g : sc_.groups) {
+      groups_.push_back({g.name, {}});
+      for (uint32_t i = 0; i < g.count; ++i) {
+        const uint32_t pid = next_pid_++;
+        procs_.push_back({true, groups_.size() - 1, &g.maps});
+        groups_.back().pids.push_back(pid);
+        op s;
+        s.kind = op_kind::spawn;
+        s.pid = pid;
+        emit(std::move(s));
+        for (const auto& m : g.maps) emit(mmap_op(pid, m));
+      }
+    }
+    for (const auto& ph : sc_.phases)
+      if (status s = run_phase(ph); !s.ok()) return s;
+    return std::move(out_);
+  }
+
+ private:
+  struct proc {
+    bool alive = false;
+    size_t group = 0;
+    const std::vector<map_spec>* maps = nullptr;
+  };
+  struct live_group {
+    std::string name;
+    std::vector<uint32_t> pids;  // live members, ascending
+  };
+
+  void emit(op o) { out_.ops.push_back(std::move(o)); }
+
+  uint32_t map_index(const std::string& name) {
+    auto it = std::find(out_.map_names.begin(), out_.map_names.end(), name);
+    if (it != out_.map_names.end()) return uint32_t(it - out_.map_names.begin());
+    out_.map_names.push_back(name);
+    return uint32_t(out_.map_names.size() - 1);
+  }
+
+  op mmap_op(uint32_t pid, const map_spec& m) {
+    op o;
+    o.kind = op_kind::mmap;
+    o.pid = pid;
+    o.map = map_index(m.name);
+    o.object = m.object;
+    o.shared = m.shared;
+    o.locked = m.locked;
+    o.fixed = m.fixed;
+    o.addr = m.addr;
+    o.align = m.align;
+    o.phase_off = m.phase;
+    o.obj_off = m.offset;
+    o.prot = m.prot;
+    o.len = m.size;
+    return o;
+  }
+
+  live_group* find_group(const std::string& name) {
+    for (auto& g : groups_)
+      if (g.name == name) return &g;
+    return nullptr;
+  }
+
+  status actors(const phase_spec& ph, std::vector<uint32_t>& pids) {
+    if (ph.group) {
+      live_group* g = find_group(*ph.group);
+      if (!g) {
+        for (const auto& later : sc_.phases)
+          if (later.act == phase_action::fork && later.into == *ph.group)
+            return error_at(ph.group_at, "group '" + *ph.group + "' does not exist yet: phase '" + later.name +
+                                             "' forks it later");
+        std::string known;
+        for (const auto& e : groups_) known += (known.empty() ? "" : ", ") + e.name;
+        return error_at(ph.group_at, "unknown group '" + *ph.group + "' (groups: " + known + ")");
+      }
+      if (g->pids.empty()) return error_at(ph.group_at, "group '" + *ph.group + "' has no live processes");
+      pids = g->pids;
+    } else {
+      for (uint32_t pid = 1; pid < procs_.size(); ++pid)
+        if (procs_[pid].alive) pids.push_back(pid);
+      if (pids.empty()) return error_at(ph.where, "phase '" + ph.name + "': no live processes");
+    }
+    if (ph.processes) {
+      if (*ph.processes > pids.size())
+        return error_at(ph.processes_at, "'processes' is " + std::to_string(*ph.processes) + " but only " +
+                                             std::to_string(pids.size()) + " processes are live");
+      pids.resize(*ph.processes);
+    }
+    return {};
+  }
+
+  status run_phase(const phase_spec& ph) {
+    std::vector<uint32_t> pids;
+    if (status s = actors(ph, pids); !s.ok()) return s;
+    if (ph.act == phase_action::fork) {
+      if (find_group(ph.into)) return error_at(ph.into_at, "group '" + ph.into + "' already exists");
+      if (uint64_t(next_pid_) + uint64_t(pids.size()) * ph.children > kPidMaxLimit + 1)
+        return error_at(ph.where, "fork would exceed " + std::to_string(kPidMaxLimit) + " processes (PID_MAX_LIMIT)");
+      live_group children{ph.into, {}};
+      for (uint32_t parent : pids) {
+        for (uint32_t c = 0; c < ph.children; ++c) {
+          const uint32_t child = next_pid_++;
+          procs_.push_back({true, groups_.size(), procs_[parent].maps});
+          children.pids.push_back(child);
+          op o;
+          o.kind = op_kind::fork;
+          o.pid = parent;
+          o.child = child;
+          emit(std::move(o));
+        }
+      }
+      groups_.push_back(std::move(children));
+    } else if (ph.act == phase_action::exit) {
+      for (uint32_t pid : pids) {
+        op o;
+        o.kind = op_kind::exit;
+        o.pid = pid;
+        emit(std::move(o));
+        procs_[pid].alive = false;
+        auto& members = groups_[procs_[pid].group].pids;
+        members.erase(std::find(members.begin(), members.end(), pid));
+      }
+    } else {
+      for (uint32_t pid : pids)
+        if (status s = range_op(ph, pid); !s.ok()) return s;
+    }
+    op p;
+    p.kind = op_kind::phase;
+    p.name = ph.name;
+    emit(std::move(p));
+    return {};
+  }
+
+  status range_op(const phase_spec& ph, uint32_t pid) {
+    const auto& maps = *procs_[pid].maps;
+    auto it = std::find_if(maps.begin(), maps.end(), [&](const map_spec& m) { return m.name == ph.map; });
+    if (it == maps.end())
+      return error_at(ph.map_at, "unknown mapping '" + ph.map + "': process " + std::to_string(pid) + " (group '" +
+                                     groups_[procs_[pid].group].name + "') has no such mapping");
+    if (ph.offset >= it->size)
+      return error_at(ph.offset_at, "offset " + std::to_string(ph.offset) + " is beyond the end of mapping '" + ph.map +
+                                        "' (" + std::to_string(it->size) + " bytes)");
+    const bytes len = ph.length.value_or(it->size - ph.offset);
+    if (len > it->size - ph.offset)
+      return error_at(ph.length_at, "offset + length (" + std::to_string(ph.offset) + " + " + std::to_string(len) +
+                                        ") is beyond the end of mapping '" + ph.map + "' (" + std::to_string(it->size) +
+                                        " bytes)");
+    op o;
+    o.pid = pid;
+    o.map = map_index(ph.map);
+    o.off = ph.offset;
+    o.len = len;
+    switch (ph.act) {
+      case phase_action::touch: {
+        o.kind = op_kind::touch;
+        o.write = ph.write;
+        o.pattern = ph.pattern;
+        if (ph.pattern == touch_pattern::stride) o.stride = ph.stride;
+        if (ph.pattern == touch_pattern::uniform || ph.pattern == touch_pattern::zipf) {
+          const double pages = double(len / kPage);
+          o.count = std::max<uint64_t>(1, uint64_t(std::llround(ph.fraction * pages)));
+          o.seed = splitmix64(splitmix64(sc_.seed) ^ uint64_t(out_.ops.size()));
+          if (ph.pattern == touch_pattern::zipf) o.theta = ph.theta;
+        }
+        break;
+      }
+      case phase_action::munmap: o.kind = op_kind::munmap; break;
+      case phase_action::mprotect: o.kind = op_kind::mprotect; o.prot = ph.prot; break;
+      case phase_action::madvise: o.kind = op_kind::madvise; o.adv = advice::dontneed; break;
+      default: break;
+    }
+    emit(std::move(o));
+    return {};
+  }
+
+  const scenario_spec& sc_;
+  op_stream out_;
+  std::vector<proc> procs_;
+  std::vector<live_group> groups_;
+  uint32_t next_pid_ = 1;
+};
+
+}  // namespace
+
+result<op_stream> generate(const scenario_spec& sc) { return generator(sc).run(); }
+
+}  // namespace vmlab

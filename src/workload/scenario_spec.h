@@ -1,0 +1,88 @@
+// A scenario as read from TOML, before it becomes an op stream: the hand-off between the
+// reader (scenario.cc) and the generator (generator.cc). Every value keeps the place it
+// came from, because the generator makes the checks that depend on the state at a point
+// of the scenario (does group 'workers' exist yet? is anyone left alive?) and must still
+// point at the offending line.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/profile.h"
+#include "vmlab/op.h"
+#include "vmlab/status.h"
+
+namespace vmlab {
+
+inline constexpr bytes kPage = 4096;
+inline constexpr uint64_t kPidMaxLimit = 4194304;  // PID_MAX_LIMIT on 64-bit
+
+inline status error_at(const source_location& l, std::string msg) { return status::invalid_argument(std::move(msg)).at(l); }
+
+struct map_spec {
+  std::string name;
+  source_location where;       // the [[group.map]] table
+  source_location size_at;     // 'size' (or the table)
+  source_location addr_at;
+  int32_t object = -1;
+  bool shared = false;
+  bool locked = false;
+  bool fixed = false;
+  vaddr addr = 0;
+  bytes size = 0;
+  bytes offset = 0;
+  bytes align = 0;
+  bytes phase = 0;
+  uint8_t prot = prot_read | prot_write;
+};
+
+struct group_spec {
+  std::string name;
+  uint32_t count = 0;
+  std::vector<map_spec> maps;
+};
+
+enum class phase_action { touch, fork, exit, munmap, mprotect, madvise };
+
+struct phase_spec {
+  std::string name;
+  source_location where;
+  std::optional<std::string> group;
+  source_location group_at;
+  phase_action act = phase_action::touch;
+  std::string map;
+  source_location map_at;
+  bytes offset = 0;
+  source_location offset_at;
+  std::optional<bytes> length;
+  source_location length_at;
+  touch_pattern pattern = touch_pattern::all;
+  bytes stride = 0;
+  double fraction = 0;
+  source_location fraction_at;
+  double theta = 0.99;
+  bool write = false;
+  uint8_t prot = prot_read;
+  uint32_t children = 1;
+  std::string into;
+  source_location into_at;
+  std::optional<uint64_t> processes;
+  source_location processes_at;
+};
+
+struct scenario_spec {
+  std::string name;
+  uint64_t seed = 1;
+  machine_decl machine;
+  kernel_profile profile;
+  std::vector<object_decl> objects;
+  std::vector<group_spec> groups;
+  std::vector<phase_spec> phases;
+};
+
+// Plays the scenario forward (spawning groups, mapping, running phases) and emits its op
+// stream. Deterministic: the same spec gives the same ops, seeds included.
+result<op_stream> generate(const scenario_spec& sc);
+
+}  // namespace vmlab
