@@ -11,19 +11,11 @@
 
 #include <fmt/format.h>
 
+#include "workload/pattern.h"
 #include "workload/scenario_spec.h"
 
 namespace vmlab {
 namespace {
-
-// The generator.
-
-uint64_t splitmix64(uint64_t x) {
-  uint64_t z = x + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 class generator {
  public:

@@ -7,13 +7,6 @@
 namespace vmlab {
 namespace {
 
-uint64_t splitmix64(uint64_t& x) {
-  uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 // Rejection-inversion sampling of Zipf(theta) over ranks 1..n.
@@ -51,8 +44,12 @@ class zipf_sampler {
 }  // namespace
 
 rng::rng(uint64_t seed) {
+  // The splitmix64 generator: the state advances by the golden ratio per output.
   uint64_t x = seed;
-  for (auto& s : s_) s = splitmix64(x);
+  for (auto& s : s_) {
+    s = splitmix64(x);
+    x += 0x9e3779b97f4a7c15ull;
+  }
 }
 
 uint64_t rng::next() {

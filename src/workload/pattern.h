@@ -15,6 +15,15 @@
 
 namespace vmlab {
 
+// splitmix64's output function: a well-mixed 64-bit hash of x + golden ratio. Seeds the
+// rng, and derives per-op seeds from a scenario seed.
+constexpr uint64_t splitmix64(uint64_t x) {
+  uint64_t z = x + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 class rng {
  public:
   explicit rng(uint64_t seed);
