@@ -1,4 +1,5 @@
 // vmlab validate [--json] [SCENARIO...]: both engines, side by side.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -42,7 +43,9 @@ action add_validate(CLI::App& app) {
       if (!live.ok()) return report_error(live.error());
       auto c = compare_results(name, sim.value(), live.value());
       cases.insert(cases.end(), c.begin(), c.end());
-      for (const auto& n : live->notes) notes.push_back(name + ": " + n);
+      // The live engine explains its method in notes; say each once, not per scenario.
+      for (const auto& n : live->notes)
+        if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
       if (!o->json)
         std::cerr << name << ": sim " << sim->wall_seconds << " s, live " << live->wall_seconds << " s\n";
     }
