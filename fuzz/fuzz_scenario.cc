@@ -25,6 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (r.value().ops.size() > 20000) return 0;
   const std::string once = vmlab::write_trace(r.value());
   auto r2 = vmlab::parse_trace(once, name);
+  if (r2.ok()) r2.value().source = r.value().source;  // the re-read takes `name` as its source
   if (!r2.ok()) {
     std::fprintf(stderr, "a scenario's op stream breaks the trace rules:\n%s\n--- scenario ---\n%.*s\n--- trace ---\n%s\n",
                  r2.error().to_string().c_str(), int(size), text.data(), once.c_str());

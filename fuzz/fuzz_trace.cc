@@ -21,6 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const std::string once = vmlab::write_trace(r.value());
   auto r2 = vmlab::parse_trace(once, name);
+  if (r2.ok()) r2.value().source = r.value().source;  // the re-read takes `name` as its source
   if (!r2.ok()) {
     std::fprintf(stderr, "write_trace output does not parse:\n%s\n--- written ---\n%s\n",
                  r2.error().to_string().c_str(), once.c_str());

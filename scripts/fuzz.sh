@@ -6,6 +6,9 @@
 #
 # Corpora grow in build-fuzz/corpus/<target>; crashes land in build-fuzz/crashes/<target>.
 # Exit status 1 when any target found a crash.
+#
+# Environment: FUZZ_BUILD_DIR (default build-fuzz); FUZZ_EXTRA_FLAGS, extra compile flags
+# such as -fno-sanitize=array-bounds to fuzz past a known finding (use another build dir).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}
@@ -13,10 +16,10 @@ shift || true
 targets=("$@")
 ((${#targets[@]})) || targets=(scenario trace size procfs ops)
 jobs=$(nproc)
-B=build-fuzz
+B=${FUZZ_BUILD_DIR:-build-fuzz}
 
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DVMLAB_FUZZ=ON -DVMLAB_BENCH=OFF >/dev/null
+  -DVMLAB_FUZZ=ON -DVMLAB_BENCH=OFF -DVMLAB_FUZZ_EXTRA_FLAGS="${FUZZ_EXTRA_FLAGS:-}" >/dev/null
 ninja -C "$B" -j"$jobs" vmlab $(printf 'fuzz_%s ' "${targets[@]}")
 
 # Seeds: every scenario, the trace `vmlab trace` writes for each, hand-written traces,

@@ -12,3 +12,5 @@ ctest --test-dir build --output-on-failure -j1
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVMLAB_SANITIZE=ON >/dev/null
 ninja -C build-asan -j"$jobs" vmlab vmlab_tests
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j1
+# Every parser's fuzzer: replay the regression inputs, then ten seconds each.
+bash scripts/fuzz.sh 10

@@ -125,21 +125,24 @@ status read_fault_at(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, 
   ++mm.min_flt;
   uint32_t from = p, to = p + 1;
   if (k.prof.fault_around_bytes > 4096) std::tie(from, to) = fault_around_window(k, vma, base, p);
-  // The window is at most 16 entries, clipped at the VMA start: it spans one or two words.
+  // The window is at most 16 entries, clipped at the VMA start: it spans one or two words,
+  // kept here as win[x - w0] / cached[x - w0].
   const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
-  uint64_t win[2] = {0, 0}, local[2];
-  if (!res) {
-    for (uint32_t x = w0; x <= w1; ++x) local[x - w0] = resident_word(k, vma, base, x);
-    res = local - w0;
+  uint64_t win[2] = {0, 0}, cached[2] = {0, 0};
+  for (uint32_t x = w0; x <= w1; ++x) {
+    const uint32_t lo = std::max(from, x * 64) - x * 64, hi = std::min(to, x * 64 + 64) - x * 64;
+    win[x - w0] = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
+    cached[x - w0] = res ? res[x] : resident_word(k, vma, base, x);
   }
-  set_bits(win - w0, from, to);
-  if (!(res[p >> 6] & bit(p))) {
+  const uint32_t pw = (p >> 6) - w0;
+  if (!(cached[pw] & bit(p))) {
     if (!make_resident(k, vma, base, p)) return oom_status(k, "a page-cache page");
-    res[p >> 6] |= bit(p);
+    cached[pw] |= bit(p);
+    if (res) res[p >> 6] |= bit(p);
   }
   uint64_t& rss = rss_for_object(k, mm, vma);
   for (uint32_t x = w0; x <= w1; ++x) {
-    const uint64_t m = win[x - w0] & res[x] & ~t->word(x);
+    const uint64_t m = win[x - w0] & cached[x - w0] & ~t->word(x);
     map_word(k, t, x, m);
     rss += uint64_t(popcount64(m));
     if (need) need[x] &= ~m;
