@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -466,6 +467,10 @@ class trace_parser {
     if (o.count == 0) return err_value(*opt["count"], "count must not be 0");
     if (o.pattern == touch_pattern::uniform && o.count > o.len / kPage)
       return err_value(*opt["count"], "count=" + std::to_string(o.count) + " is more than the " +
+                                          std::to_string(o.len / kPage) + " pages in the range");
+    // The engines materialise the access list: bound it as scenarios do (fraction <= 100).
+    if (o.pattern == touch_pattern::zipf && o.len / kPage < UINT64_MAX / 100 && o.count > o.len / kPage * 100)
+      return err_value(*opt["count"], "count=" + std::to_string(o.count) + " is more than 100 accesses per page of the " +
                                           std::to_string(o.len / kPage) + " pages in the range");
     o.seed = 1;
     if (opt.count("seed"))

@@ -309,6 +309,8 @@ TEST(TraceErrors, WholeMessagesAndPositions) {
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len=8KiB\ntouch 1 a uniform\n"), "3:18: a uniform or zipf touch needs count=");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len=8KiB\ntouch 1 a uniform count=3\n"),
             "3:25: count=3 is more than the 2 pages in the range");
+  EXPECT_EQ(fail("spawn 1\nmmap 1 a len=8KiB\ntouch 1 a zipf count=201\n"),
+            "3:22: count=201 is more than 100 accesses per page of the 2 pages in the range");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len=8KiB\ntouch 1 a stride=3000\n"),
             "3:18: stride must be a power of two >= 4096, not 3000");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len=8KiB\nmprotect 1 a\n"), "3:13: mprotect needs prot=");
