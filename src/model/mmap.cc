@@ -127,7 +127,11 @@ result<vaddr> get_unmapped_area(const kernel& k, const mm_struct& mm, bytes len,
     a = area_bottomup(mm, k.prof.mmap_base, task_size, len, align, phase);
   }
   if (a) return a;
-  return status::io_error("ENOMEM: no free range of " + std::to_string(len) + " bytes in the address space");
+  std::string why = "ENOMEM: no free range of " + std::to_string(len) + " bytes in the address space";
+  if (k.prof.layout == mmap_layout::legacy)
+    why += " (the legacy layout searches upwards from TASK_UNMAPPED_BASE 0x" + fmt_hex(k.prof.mmap_base) +
+           " to TASK_SIZE 0x" + fmt_hex(task_size) + "; a larger mapping needs a fixed address)";
+  return status::io_error(why);
 }
 
 // mm_populate() for MAP_LOCKED: write faults on private writable VMAs, read faults else.
