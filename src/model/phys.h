@@ -25,14 +25,11 @@ class phys {
  public:
   explicit phys(uint64_t total_pages) : total_(total_pages) { mapcount_.push_back(0); }
 
-  // Reserves n pages of a kind; false (nothing reserved) when memory is exhausted.
-  [[nodiscard]] bool try_charge(uint64_t n) {
-    if (used() + n > total_) return false;
-    return true;
-  }
+  // Whether n more pages fit. Callers then count the pages in the counter of their kind
+  // (anon_pages, cache_pages, pgtable_pages), which is what used() adds up.
+  [[nodiscard]] bool try_charge(uint64_t n) const { return used() + n <= total_; }
   [[nodiscard]] uint64_t total_pages() const { return total_; }
   [[nodiscard]] uint64_t used() const { return anon_pages + cache_pages + pgtable_pages + slab_bytes / 4096; }
-  [[nodiscard]] uint64_t free_pages() const { return total_ - used(); }
 
   // Anonymous pages. Exclusive ones are only counted (REQUIRES: try_charge(n)); a page
   // that fork makes shared gets an id with a mapcount.

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/live_host.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -232,17 +234,6 @@ const json* sample_named(const json& report, const std::string& name) {
   return nullptr;
 }
 
-bool live_host() {
-#if defined(__linux__) && defined(__x86_64__)
-  return ::geteuid() == 0;
-#else
-  return false;
-#endif
-}
-
-#define SKIP_UNLESS_LIVE_HOST()                                                                      \
-  if (!live_host()) GTEST_SKIP() << "the live engine needs root on Linux x86-64 (it runs real "     \
-                                    "processes and writes /proc/sys/vm/stat_refresh); not available"
 
 // Fixtures: one temp dir per test. Suites share the base so that 'Cli*' selects them all.
 class CliTest : public ::testing::Test {

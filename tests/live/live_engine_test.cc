@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/live_host.h"
+
 #include <iostream>
 
 #include <atomic>
@@ -27,17 +29,6 @@ namespace {
 
 constexpr bytes kPage = 4096;
 
-bool live_host() {
-#if defined(__linux__) && defined(__x86_64__)
-  return ::geteuid() == 0;
-#else
-  return false;
-#endif
-}
-
-#define SKIP_UNLESS_LIVE_HOST()                                                         \
-  if (!live_host()) GTEST_SKIP() << "needs root on Linux x86-64 (the live engine runs " \
-                                    "real processes and writes /proc/sys/vm/stat_refresh)"
 
 // A small builder for op streams (no scenario parser involved).
 struct stream_builder {
@@ -408,7 +399,7 @@ TEST(LiveEngineTest, RefusesWhatTheHostCannotRun) {
   auto r = run_live(b.s);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), status_code::not_supported);
-  if (live_host()) {
+  if (testing::live_host()) {
     EXPECT_NE(r.error().message().find("x86-64-4level"), std::string::npos) << r.error().message();
   }
 }
