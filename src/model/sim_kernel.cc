@@ -1,9 +1,6 @@
-// sim_kernel: dispatch from syscall-shaped calls to the mm/ concepts, and the
-// from-scratch recount behind check_invariants().
+// sim_kernel: dispatch from syscall-shaped calls to the mm/ concepts (the recount behind
+// check_invariants() is in check.cc).
 #include "vmlab/sim_kernel.h"
-
-#include <set>
-#include <unordered_map>
 
 #include "model/kernel.h"
 
