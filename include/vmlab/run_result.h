@@ -35,6 +35,37 @@ struct proc_sample {
   uint64_t min_flt = 0;      // minor faults taken while running workload ops
 };
 
+// One /proc/slabinfo row (the columns every slabinfo version has).
+struct slab_row {
+  std::string name;
+  uint64_t active_objs = 0;
+  uint64_t num_objs = 0;
+  uint32_t objsize = 0;
+  uint32_t objperslab = 0;
+  uint32_t pagesperslab = 0;
+  uint64_t active_slabs = 0;
+  uint64_t num_slabs = 0;
+  uint32_t limit = 0, batchcount = 0, sharedfactor = 0;  // SLAB tunables (0 on SLUB)
+};
+
+// The /proc/meminfo lines of the profile's kernel that vmlab models, in bytes except
+// reverse_maps (a count, as 2.5 printed it). has_* says whether that kernel prints the
+// line at all (ReverseMaps: 2.5.30-2.5.67; Low/High: CONFIG_HIGHMEM; Mapped: 2.5.36+).
+struct meminfo {
+  bytes mem_total = 0;   // MemTotal: managed pages (RAM minus mem_map and the kernel image)
+  bytes mem_free = 0;
+  bytes low_total = 0, low_free = 0;    // ZONE_DMA + ZONE_NORMAL (i386 highmem kernels)
+  bytes high_total = 0, high_free = 0;  // ZONE_HIGHMEM
+  bytes page_tables = 0;  // PageTables (the levels the profile counts)
+  bytes mapped = 0;       // Mapped: pages mapped by at least one PTE (the profile's rule)
+  bytes slab = 0;         // Slab: pages held by every simulated slab cache
+  uint64_t reverse_maps = 0;  // ReverseMaps: pte -> page mappings (includes PageDirect)
+  bytes mem_map = 0;      // struct page array reserved at boot (not a meminfo line)
+  bool has_highmem = false;
+  bool has_reverse_maps = false;
+  bool has_mapped = false;
+};
+
 // The system at one moment (a `phase` op, or the end of the run).
 struct sample {
   std::string name;          // phase name, or "end"
@@ -45,6 +76,14 @@ struct sample {
   bool pt_pages_known = false;
   uint64_t nr_procs = 0;
   std::vector<proc_sample> procs;  // live processes, by pid
+  meminfo mi;                      // sim: exact; live: what the host's /proc/meminfo says
+  bool mi_known = false;
+  // Slab caches of the rmap and VMA objects. Sim: every cache the profile has, counting
+  // the workload's objects only. Live: the host's rows for vm_area_struct, anon_vma,
+  // anon_vma_chain and mm_struct (whole-system figures); slabs_workload holds their growth
+  // since the live engine's baseline, with active_objs/num_objs as signed deltas clamped at 0.
+  std::vector<slab_row> slabs;
+  std::vector<slab_row> slabs_workload;
 };
 
 // The maxima the seeds quote.
@@ -53,6 +92,21 @@ struct peaks {
   bytes page_tables_workload = 0;
   level_counts pt_pages{};
   bytes vmpte_max_proc = 0;  // the largest VmPTE any single process reached
+  // Field-wise maxima of meminfo (low_free/high_free/mem_free: minima) and of each slab
+  // row (by name, in the order of sample::slabs). Sim only.
+  meminfo mi;
+  std::vector<slab_row> slabs;
+};
+
+// The rmap work a try_to_unmap / page_referenced walk did (sim only), summed over a run.
+struct rmap_work {
+  uint64_t walks = 0;            // rmap walks started (one per page)
+  uint64_t chain_entries = 0;    // pte_chain slots scanned (2.5 pte_chain)
+  uint64_t chain_objects = 0;    // pte_chain objects visited
+  uint64_t vmas_visited = 0;     // VMAs visited through i_mmap / anon_vma / AVCs
+  uint64_t pt_walks = 0;         // page-table walks (page_vma_mapped_walk / ptep_to_mm+find_vma)
+  uint64_t ptes_scanned = 0;     // PTEs examined by a page-table scan (2.4 swap_out)
+  uint64_t unmapped = 0;         // PTEs cleared
 };
 
 // An op the kernel refused or that killed a process, reported as the kernel would.
@@ -74,6 +128,10 @@ struct run_result {
   peaks peak;
   std::vector<op_failure> failures;
   std::vector<std::string> notes;  // what the engine could not isolate or chose to simplify
+  // /proc/slabinfo format of the profile's kernel: "2.0" (2.6.0-2.6.9) or "2.1" (2.6.10+);
+  // "1.1" for 2.5 (printed with the 2.0 columns; see docs/decisions.md).
+  std::string slabinfo_version;
+  std::string rmap;  // the profile's rmap scheme name (sim), or "" (live)
   double wall_seconds = 0;     // timings: excluded from determinism checks
   double cpu_seconds = 0;
 };

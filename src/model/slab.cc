@@ -360,29 +360,62 @@ std::string kmem_cache::check_invariants() const {
 
 // ---- /proc/slabinfo -----------------------------------------------------------------
 
+const char* slabinfo_version(slabinfo_format f) {
+  switch (f) {
+    case slabinfo_format::v1_1: return "1.1";
+    case slabinfo_format::v2_0: return "2.0";
+    case slabinfo_format::v2_1: return "2.1";
+  }
+  return "?";
+}
+
+std::optional<slabinfo_format> parse_slabinfo_version(const std::string& v) {
+  for (slabinfo_format f : {slabinfo_format::v1_1, slabinfo_format::v2_0, slabinfo_format::v2_1})
+    if (v == slabinfo_version(f)) return f;
+  return std::nullopt;
+}
+
 std::string slabinfo_header(slabinfo_format f) {
+  // 2.4/2.5 s_show() printed "slabinfo - version: 1.1 (SMP)" and no column header.
+  if (f == slabinfo_format::v1_1) return "slabinfo - version: 1.1 (SMP)\n";
   // 2.0 named the tunables in the wrong order; 2.1 (2.6.10) corrected the header only.
   const char* tunables = f == slabinfo_format::v2_0 ? " : tunables <batchcount> <limit> <sharedfactor>"
                                                     : " : tunables <limit> <batchcount> <sharedfactor>";
-  return std::string("slabinfo - version: ") + (f == slabinfo_format::v2_0 ? "2.0" : "2.1") + "\n" +
+  return std::string("slabinfo - version: ") + slabinfo_version(f) + "\n" +
          "# name            <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab>" + tunables +
          " : slabdata <active_slabs> <num_slabs> <sharedavail>\n";
 }
 
-std::string slabinfo_row(const kmem_cache& c, slabinfo_format, bool maxima) {
-  // s_show() (2.6.0) and cache_show() (today) print the same columns the same way. The
-  // per-CPU shared array is not modelled, so sharedavail is 0. SLUB's get_slabinfo()
-  // gives active_slabs = num_slabs: it does not track which slabs have objects in use.
+slab_row to_slab_row(const kmem_cache& c, bool maxima) {
   const slab_counters& n = maxima ? c.maxima() : c.counters();
-  const slab_geometry& g = c.geometry();
-  const slab_tunables& t = c.tunables();
-  const uint64_t active_slabs = c.allocator() == slab_allocator::slub ? n.num_slabs : n.active_slabs;
-  const char* fmt = "%-17s %6llu %6llu %6u %4u %4u : tunables %4u %4u %4u : slabdata %6llu %6llu %6u";
+  slab_row r;
+  r.name = c.name();
+  r.active_objs = n.active_objs;
+  r.num_objs = n.num_objs;
+  r.objsize = c.geometry().objsize;
+  r.objperslab = c.geometry().objperslab;
+  r.pagesperslab = c.geometry().pagesperslab;
+  r.active_slabs = c.allocator() == slab_allocator::slub ? n.num_slabs : n.active_slabs;
+  r.num_slabs = n.num_slabs;
+  r.limit = c.tunables().limit;
+  r.batchcount = c.tunables().batchcount;
+  r.sharedfactor = c.tunables().sharedfactor;
+  return r;
+}
+
+std::string slabinfo_row(const slab_row& r, slabinfo_format f) {
+  // 1.1 (2.5 s_show, SMP): name active num objsize active_slabs num_slabs pagesperslab :
+  // limit batchcount. 2.0/2.1 (2.6.0 s_show, today's cache_show) print the same columns
+  // the same way; the per-CPU shared array is not modelled, so sharedavail is 0.
+  const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   auto print = [&](char* buf, size_t len) {
-    return std::snprintf(buf, len, fmt, c.name().c_str(), static_cast<unsigned long long>(n.active_objs),
-                         static_cast<unsigned long long>(n.num_objs), g.objsize, g.objperslab, g.pagesperslab,
-                         t.limit, t.batchcount, t.sharedfactor, static_cast<unsigned long long>(active_slabs),
-                         static_cast<unsigned long long>(n.num_slabs), 0u);
+    if (f == slabinfo_format::v1_1)
+      return std::snprintf(buf, len, "%-17s %6llu %6llu %6u %4llu %4llu %4u : %4u %4u", r.name.c_str(), u(r.active_objs),
+                           u(r.num_objs), r.objsize, u(r.active_slabs), u(r.num_slabs), r.pagesperslab, r.limit,
+                           r.batchcount);
+    return std::snprintf(buf, len, "%-17s %6llu %6llu %6u %4u %4u : tunables %4u %4u %4u : slabdata %6llu %6llu %6u",
+                         r.name.c_str(), u(r.active_objs), u(r.num_objs), r.objsize, r.objperslab, r.pagesperslab,
+                         r.limit, r.batchcount, r.sharedfactor, u(r.active_slabs), u(r.num_slabs), 0u);
   };
   std::string row(static_cast<size_t>(print(nullptr, 0)), '\0');
   print(row.data(), row.size() + 1);

@@ -45,6 +45,8 @@
 #include <string>
 #include <vector>
 
+#include "vmlab/run_result.h"
+
 namespace vmlab {
 
 enum class slab_allocator : uint8_t {
@@ -196,13 +198,20 @@ class kmem_cache {
 };
 
 enum class slabinfo_format : uint8_t {
-  v2_0,  // 2.6.0-test1 .. 2.6.9 (SLAB); earlier 2.5 releases printed 1.x, not modelled
+  v1_1,  // 2.4 .. 2.5.x SMP: no objperslab column; "(SMP)" header; " : limit batchcount"
+  v2_0,  // 2.6.0-test1 .. 2.6.9 (SLAB)
   v2_1,  // 2.6.10 .. today (SLAB, then SLUB)
 };
+// "1.1", "2.0", "2.1"; and back (nullopt for anything else).
+const char* slabinfo_version(slabinfo_format f);
+std::optional<slabinfo_format> parse_slabinfo_version(const std::string& v);
 
-// The two header lines, each ending in '\n'.
+// The header lines (one for 1.1, two since 2.0), each ending in '\n'.
 std::string slabinfo_header(slabinfo_format f);
-// One row without '\n', from the current counters or from the maxima.
-std::string slabinfo_row(const kmem_cache& c, slabinfo_format f, bool maxima = false);
+// The slabinfo figures of a cache, from its current counters or its maxima. SLUB reports
+// every slab as active (get_slabinfo() does not track which slabs have objects in use).
+slab_row to_slab_row(const kmem_cache& c, bool maxima = false);
+// One row without '\n', in the columns of format f.
+std::string slabinfo_row(const slab_row& r, slabinfo_format f);
 
 }  // namespace vmlab

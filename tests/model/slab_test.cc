@@ -272,12 +272,12 @@ TEST(Slabinfo, Version20RowsAsPostedFromA26Kernel) {
   p.smp = false;
   kmem_cache tb("tcp_bind_bucket", calculate_geometry(p, 16, {}), {.tunables = default_tunables(p, 16)});
   alloc_n(tb, 19);
-  EXPECT_EQ(slabinfo_row(tb, slabinfo_format::v2_0),
+  EXPECT_EQ(slabinfo_row(to_slab_row(tb), slabinfo_format::v2_0),
             "tcp_bind_bucket       19    226     16  226    1 : tunables  120   60    0 : slabdata      1      1      0");
   kmem_cache us("unix_sock", calculate_geometry(p, 384, {}), {.tunables = default_tunables(p, 384)});
   std::vector<slab_object> o = alloc_n(us, 170);
   for (size_t i = 0; i < 6; ++i) ASSERT_TRUE(us.free(o[i * 10]));
-  EXPECT_EQ(slabinfo_row(us, slabinfo_format::v2_0),
+  EXPECT_EQ(slabinfo_row(to_slab_row(us), slabinfo_format::v2_0),
             "unix_sock            164    170    384   10    1 : tunables   54   27    0 : slabdata     17     17      0");
 }
 
@@ -285,13 +285,13 @@ TEST(Slabinfo, Version21RowsAsThisHostPrintsThem) {
   const slab_policy p = slub_policy_x86_64(2);
   kmem_cache k8("kmalloc-8", calculate_geometry(p, 8, {.kmalloc = true}), {.allocator = slab_allocator::slub});
   alloc_n(k8, 1536);
-  EXPECT_EQ(slabinfo_row(k8, slabinfo_format::v2_1),
+  EXPECT_EQ(slabinfo_row(to_slab_row(k8), slabinfo_format::v2_1),
             "kmalloc-8           1536   1536      8  512    1 : tunables    0    0    0 : slabdata      3      3      0");
   // SLUB prints num_slabs as active_slabs, even with empty slabs kept.
   kmem_cache avc("anon_vma_chain", calculate_geometry(p, 64, {}), {.allocator = slab_allocator::slub});
   std::vector<slab_object> o = alloc_n(avc, 704);
   for (size_t i = 376; i < 704; ++i) ASSERT_TRUE(avc.free(o[i]));
-  EXPECT_EQ(slabinfo_row(avc, slabinfo_format::v2_1),
+  EXPECT_EQ(slabinfo_row(to_slab_row(avc), slabinfo_format::v2_1),
             "anon_vma_chain       376    704     64   64    1 : tunables    0    0    0 : slabdata     11     11      0");
 }
 
@@ -299,10 +299,10 @@ TEST(Slabinfo, MaximaRowAndLongNames) {
   kmem_cache c("a_cache_name_longer_than_17", kPteChain);
   std::vector<slab_object> o = alloc_n(c, 200);
   for (const slab_object& x : o) ASSERT_TRUE(c.free(x));
-  EXPECT_EQ(slabinfo_row(c, slabinfo_format::v2_1, true),
+  EXPECT_EQ(slabinfo_row(to_slab_row(c, true), slabinfo_format::v2_1),
             "a_cache_name_longer_than_17    200    226     32  113    1 : tunables    0    0    0 : slabdata      2      "
             "2      0");
-  EXPECT_EQ(slabinfo_row(c, slabinfo_format::v2_1),
+  EXPECT_EQ(slabinfo_row(to_slab_row(c), slabinfo_format::v2_1),
             "a_cache_name_longer_than_17      0    226     32  113    1 : tunables    0    0    0 : slabdata      0      "
             "2      0");
 }
