@@ -1,4 +1,4 @@
-// vmlab run SCENARIO [--engine sim|live] [--json] | vmlab run --trace FILE
+// vmlab run SCENARIO [--engine sim|live] [--json | --slabinfo] | vmlab run --trace FILE
 #include <iostream>
 #include <memory>
 
@@ -11,14 +11,18 @@ namespace vmlab::cli {
 action add_run(CLI::App& app) {
   struct opts {
     std::string scenario, trace, engine = "sim", max_memory;
-    bool json = false, check = false;
+    bool json = false, check = false, slabinfo = false;
   };
   auto o = std::make_shared<opts>();
   app.add_option("scenario", o->scenario, "Scenario file or built-in name (e.g. validate/anon-64m)");
   app.add_option("--trace", o->trace, "Replay a trace file instead of a scenario");
   app.add_option("--engine", o->engine, "sim (the model) or live (real processes on this host)")
       ->check(CLI::IsMember({"sim", "live"}));
-  app.add_flag("--json", o->json, "Print the whole RunResult as JSON");
+  CLI::Option* json = app.add_flag("--json", o->json, "Print the whole RunResult as JSON");
+  app.add_flag("--slabinfo", o->slabinfo,
+               "Print /proc/slabinfo as the profile's kernel would at the end of the run (its version: 1.1, 2.0 or "
+               "2.1), then the same rows for the maxima over the run")
+      ->excludes(json);
   app.add_flag("--check", o->check, "Recount the model's accounting from scratch after every op (slow)");
   app.add_option("--max-memory", o->max_memory, "Live engine: refuse workloads needing more (default: half of MemAvailable)");
   return [o]() -> int {
@@ -35,10 +39,15 @@ action add_run(CLI::App& app) {
       r = run_live(in.value(), live_options{mem.value()});
     }
     if (!r.ok()) return report_error(r.error());
-    if (o->json)
+    if (o->json) {
       std::cout << to_json(r.value()).dump(2) << "\n";
-    else
+    } else if (o->slabinfo) {
+      auto text = format_slabinfo(r.value());
+      if (!text.ok()) return report_error(text.error());
+      std::cout << text.value();
+    } else {
       std::cout << format_table(r.value());
+    }
     // A run the simulated (or real) kernel cut short is a finding, not a success.
     return r->failures.empty() ? 0 : 1;
   };

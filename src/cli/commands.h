@@ -18,6 +18,7 @@ action add_trace(CLI::App& app);
 action add_validate(CLI::App& app);
 action add_profiles(CLI::App& app);
 action add_scenarios(CLI::App& app);
+action add_seeds(CLI::App& app);
 
 // Prints "vmlab: error: ..." (with file:line:col and a caret when known); returns the
 // exit status the status calls for.

@@ -36,6 +36,7 @@ struct command {
 const command kCommands[] = {
     {"run", "Run a scenario (or a trace) on the sim or the live engine and print what the kernel would report", add_run},
     {"validate", "Run scenarios on both engines and compare the page-table figures", add_validate},
+    {"seeds", "Reproduce the seeds' published figures (built-in seed scenarios, sim engine)", add_seeds},
     {"trace", "Write a scenario's op stream as a trace file", add_trace},
     {"profiles", "List the kernel profiles and what each counts", add_profiles},
     {"scenarios", "List the built-in scenarios", add_scenarios},

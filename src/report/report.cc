@@ -1,8 +1,11 @@
 #include "report/report.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
+
+#include "model/slab.h"
 
 namespace vmlab {
 namespace {
@@ -13,6 +16,51 @@ nlohmann::json levels_json(const level_counts& c) {
   return j;
 }
 
+// The profile's /proc/meminfo lines, in bytes (ReverseMaps: a count), under the kernel's
+// names; a line the kernel does not print is left out. In the peaks the free figures are
+// minima, and their keys say so.
+nlohmann::json meminfo_json(const meminfo& m, bool peak) {
+  const std::string min = peak ? "_min" : "";
+  nlohmann::json j = nlohmann::json::object();
+  j["MemTotal"] = m.mem_total;
+  j["MemFree" + min] = m.mem_free;
+  if (m.has_highmem) {
+    j["LowTotal"] = m.low_total;
+    j["LowFree" + min] = m.low_free;
+    j["HighTotal"] = m.high_total;
+    j["HighFree" + min] = m.high_free;
+  }
+  j["PageTables"] = m.page_tables;
+  if (m.has_mapped) j["Mapped"] = m.mapped;
+  j["Slab"] = m.slab;
+  if (m.has_reverse_maps) j["ReverseMaps"] = m.reverse_maps;
+  j["mem_map"] = m.mem_map;
+  return j;
+}
+
+nlohmann::json slab_json(const slab_row& r) {
+  return {{"name", r.name},
+          {"active_objs", r.active_objs},
+          {"num_objs", r.num_objs},
+          {"objsize", r.objsize},
+          {"objperslab", r.objperslab},
+          {"pagesperslab", r.pagesperslab},
+          {"active_slabs", r.active_slabs},
+          {"num_slabs", r.num_slabs},
+          {"limit", r.limit},
+          {"batchcount", r.batchcount},
+          {"sharedfactor", r.sharedfactor}};
+}
+
+nlohmann::json slabs_json(const std::vector<slab_row>& rows) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& r : rows) j.push_back(slab_json(r));
+  return j;
+}
+
+// Peak meminfo is sim only; a result without it leaves MemTotal at 0.
+bool has_peak_meminfo(const run_result& r) { return r.peak.mi.mem_total != 0; }
+
 nlohmann::json sample_json(const sample& s) {
   nlohmann::json procs = nlohmann::json::array();
   for (const auto& p : s.procs)
@@ -22,10 +70,91 @@ nlohmann::json sample_json(const sample& s) {
   nlohmann::json j = {{"name", s.name}, {"op_index", s.op_index}, {"PageTables", s.page_tables},
                       {"PageTables_workload", s.page_tables_workload}, {"nr_procs", s.nr_procs}, {"procs", procs}};
   j["pt_pages"] = s.pt_pages_known ? levels_json(s.pt_pages) : nlohmann::json(nullptr);
+  // Only what the engine knows: a result without these keeps the issue-2 shape.
+  if (s.mi_known) j["meminfo"] = meminfo_json(s.mi, false);
+  if (!s.slabs.empty()) j["slabs"] = slabs_json(s.slabs);
+  if (!s.slabs_workload.empty()) j["slabs_workload"] = slabs_json(s.slabs_workload);
   return j;
 }
 
 std::string kb(uint64_t bytes_) { return fmt::format("{} kB", bytes_ / 1024); }
+
+// The meminfo lines a kernel with these flags prints, in /proc/meminfo order, and how to
+// read each from a meminfo (kB, except ReverseMaps).
+struct mi_column {
+  const char* name;
+  uint64_t meminfo::*field;
+  bool is_count;
+};
+
+std::vector<mi_column> mi_columns(const meminfo& flags) {
+  std::vector<mi_column> c = {{"MemTotal", &meminfo::mem_total, false}, {"MemFree", &meminfo::mem_free, false}};
+  if (flags.has_highmem)
+    c.insert(c.end(), {{"HighTotal", &meminfo::high_total, false},
+                       {"HighFree", &meminfo::high_free, false},
+                       {"LowTotal", &meminfo::low_total, false},
+                       {"LowFree", &meminfo::low_free, false}});
+  if (flags.has_mapped) c.push_back({"Mapped", &meminfo::mapped, false});
+  c.push_back({"Slab", &meminfo::slab, false});
+  c.push_back({"PageTables", &meminfo::page_tables, false});
+  if (flags.has_reverse_maps) c.push_back({"ReverseMaps", &meminfo::reverse_maps, true});
+  c.push_back({"mem_map", &meminfo::mem_map, false});
+  return c;
+}
+
+std::string mi_row(const std::string& label, const meminfo& m, const std::vector<mi_column>& cols) {
+  std::string out = fmt::format("{:<16}", label);
+  for (const auto& c : cols) {
+    const uint64_t v = m.*c.field;
+    out += fmt::format(" {:>13}", c.is_count ? std::to_string(v) : kb(v));
+  }
+  return out + "\n";
+}
+
+std::string format_meminfo(const run_result& r) {
+  const auto first = std::find_if(r.samples.begin(), r.samples.end(), [](const sample& s) { return s.mi_known; });
+  if (first == r.samples.end()) return "";
+  const auto cols = mi_columns(first->mi);
+  std::string out = "\n/proc/meminfo";
+  if (first->mi.has_reverse_maps) out += " (ReverseMaps: a count of pte -> page mappings)";
+  out += ":\n" + fmt::format("{:<16}", "sample");
+  for (const auto& c : cols) out += fmt::format(" {:>13}", c.name);
+  out += "\n";
+  for (const auto& s : r.samples)
+    if (s.mi_known) out += mi_row(s.name, s.mi, cols);
+  if (has_peak_meminfo(r)) out += mi_row("max (Free: min)", r.peak.mi, cols);
+  return out;
+}
+
+std::string slab_table(const std::string& title, const std::vector<slab_row>& rows) {
+  std::string out = fmt::format("\n{}:\n{:<20} {:>12} {:>12} {:>8} {:>10} {:>12} {:>12} {:>10} {:>12}\n", title, "cache",
+                                "active_objs", "num_objs", "objsize", "objperslab", "pagesperslab", "active_slabs",
+                                "num_slabs", "slab memory");
+  for (const auto& s : rows)
+    out += fmt::format("{:<20} {:>12} {:>12} {:>8} {:>10} {:>12} {:>12} {:>10} {:>12}\n", s.name, s.active_objs, s.num_objs,
+                       s.objsize, s.objperslab, s.pagesperslab, s.active_slabs, s.num_slabs,
+                       kb(s.num_slabs * s.pagesperslab * 4096));
+  return out;
+}
+
+std::string format_slabs(const run_result& r) {
+  if (r.samples.empty()) return "";
+  const sample& end = r.samples.back();
+  std::string out;
+  if (!end.slabs.empty())
+    out += slab_table(fmt::format("slab caches at '{}'{}", end.name,
+                                  r.engine == "sim" ? " (the workload's objects)" : " (this host, whole system)"),
+                      end.slabs);
+  if (!end.slabs_workload.empty())
+    out += slab_table(fmt::format("slab caches at '{}', growth since the baseline", end.name), end.slabs_workload);
+  if (!r.peak.slabs.empty()) out += slab_table("slab caches, maxima over the run (each column on its own)", r.peak.slabs);
+  return out;
+}
+
+// A validate figure in its unit: bytes as the kernel prints them (kB), counts as they are.
+std::string in_unit(const std::string& unit, double v) {
+  return unit == "bytes" ? kb(uint64_t(v)) : fmt::format("{}", uint64_t(v));
+}
 
 }  // namespace
 
@@ -43,8 +172,12 @@ nlohmann::json to_json(const run_result& r) {
   for (const auto& s : r.samples) j["samples"].push_back(sample_json(s));
   j["peak"] = {{"PageTables", r.peak.page_tables}, {"PageTables_workload", r.peak.page_tables_workload},
                {"VmPTE_max_process", r.peak.vmpte_max_proc}, {"pt_pages", levels_json(r.peak.pt_pages)}};
+  if (has_peak_meminfo(r)) j["peak"]["meminfo"] = meminfo_json(r.peak.mi, true);
+  if (!r.peak.slabs.empty()) j["peak"]["slabs"] = slabs_json(r.peak.slabs);
   j["failures"] = nlohmann::json::array();
   for (const auto& f : r.failures) j["failures"].push_back({{"op_index", f.op_index}, {"op", f.op_text}, {"error", f.error}});
+  if (!r.slabinfo_version.empty()) j["slabinfo_version"] = r.slabinfo_version;
+  if (!r.rmap.empty()) j["rmap"] = r.rmap;
   j["notes"] = r.notes;
   j["timing"] = {{"wall_seconds", r.wall_seconds}, {"cpu_seconds", r.cpu_seconds}};
   return j;
@@ -80,9 +213,30 @@ std::string format_table(const run_result& r) {
     }
     if (end.procs.size() > shown) out += fmt::format("   ... {} more processes (--json has all)\n", end.procs.size() - shown);
   }
+  out += format_meminfo(r);
+  out += format_slabs(r);
   for (const auto& f : r.failures)
     out += fmt::format("\nRUN ENDED EARLY at op {} `{}`:\n  {}\n", f.op_index, f.op_text, f.error);
   for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
+  return out;
+}
+
+result<std::string> format_slabinfo(const run_result& r) {
+  const auto f = parse_slabinfo_version(r.slabinfo_version);
+  if (!f)
+    return status::invalid_argument(r.slabinfo_version.empty()
+                                        ? "--slabinfo: this run has no /proc/slabinfo (no slabinfo version in the result)"
+                                        : "--slabinfo: unknown slabinfo version '" + r.slabinfo_version + "'");
+  if (r.samples.empty() || r.samples.back().slabs.empty())
+    return status::invalid_argument("--slabinfo: this run has no slab rows");
+  const sample& end = r.samples.back();
+  std::string out = slabinfo_header(*f);
+  for (const auto& row : end.slabs) out += slabinfo_row(row, *f) + "\n";
+  out += "# maxima over the run (each column's maximum on its own)\n";
+  if (r.peak.slabs.empty()) out += "# (not observable on a live kernel)\n";
+  for (const auto& row : r.peak.slabs) out += slabinfo_row(row, *f) + "\n";
+  for (const auto& fl : r.failures)
+    out += fmt::format("# RUN ENDED EARLY at op {} `{}`: {}\n", fl.op_index, fl.op_text, fl.error);
   return out;
 }
 
@@ -92,8 +246,8 @@ nlohmann::json to_json(const std::vector<validate_case>& cases, const std::vecto
   j["cases"] = nlohmann::json::array();
   size_t failed = 0;
   for (const auto& c : cases) {
-    j["cases"].push_back({{"scenario", c.scenario}, {"metric", c.metric()}, {"sim", c.sim}, {"live", c.live},
-                          {"rel_error", c.rel_error}, {"tolerance", c.tolerance}, {"ok", c.ok}});
+    j["cases"].push_back({{"scenario", c.scenario}, {"metric", c.metric()}, {"unit", c.unit}, {"sim", c.sim},
+                          {"live", c.live}, {"rel_error", c.rel_error}, {"tolerance", c.tolerance}, {"ok", c.ok}});
     failed += !c.ok;
   }
   j["failed"] = failed;
@@ -123,8 +277,8 @@ std::string format_validate_table(const std::vector<validate_case>& cases) {
     std::string fig = c.figure;
     if (j - i > 1) fig += fmt::format(" (worst of {})", j - i);
     else if (c.pid) fig += fmt::format(" (pid {})", c.pid);
-    out += fmt::format("{:<30} {:<12} {:<26} {:>12} {:>12} {:>7.3f}%  {}\n", c.scenario, c.at, fig, kb(uint64_t(c.sim)),
-                       kb(uint64_t(c.live)), c.rel_error * 100, n_bad ? fmt::format("FAIL ({})", n_bad) : "ok");
+    out += fmt::format("{:<30} {:<12} {:<26} {:>12} {:>12} {:>7.3f}%  {}\n", c.scenario, c.at, fig, in_unit(c.unit, c.sim),
+                       in_unit(c.unit, c.live), c.rel_error * 100, n_bad ? fmt::format("FAIL ({})", n_bad) : "ok");
     failed += n_bad;
     i = j;
   }

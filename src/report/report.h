@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vmlab/run_result.h"
+#include "vmlab/status.h"
 
 namespace vmlab {
 
@@ -15,20 +16,29 @@ namespace vmlab {
 // determinism checks can drop one key.
 nlohmann::json to_json(const run_result& r);
 
-// A meminfo-style table: one row per sample, then per-process figures at the end.
+// A meminfo-style table: one row per sample, then per-process figures at the end. When the
+// result carries them: the profile's /proc/meminfo lines per sample and their maxima (free
+// memory: minima), and the slab caches at the end and at their maxima (sim) or the host's
+// rows and their growth (live).
 std::string format_table(const run_result& r);
+
+// /proc/slabinfo of the end sample in the profile's format (r.slabinfo_version), then the
+// same rows for the maxima over the run under "# maxima over the run". invalid_argument
+// when the result has no slab rows or an unknown slabinfo version.
+result<std::string> format_slabinfo(const run_result& r);
 
 // One compared figure of `vmlab validate`.
 struct validate_case {
   std::string scenario;
   std::string figure;   // "VmPTE_growth" (per process) or "PageTables_growth" (system)
+  std::string unit = "bytes";  // "bytes" (printed in kB) or a count's unit ("objects", "slabs")
   std::string at;       // the sample: a phase name or "end"
   uint32_t pid = 0;     // 0 for system figures
   [[nodiscard]] std::string metric() const;  // "VmPTE_growth[pid=3]@load", "PageTables_growth@end"
-  double sim = 0;       // bytes
-  double live = 0;      // bytes
+  double sim = 0;       // in `unit`
+  double live = 0;      // in `unit`
   double rel_error = 0; // |sim - live| / max(live, 1)
-  double tolerance = 0; // bytes allowed
+  double tolerance = 0; // `unit`s allowed
   bool ok = true;
 };
 

@@ -1,0 +1,121 @@
+#include "report/seeds.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace vmlab {
+namespace {
+
+constexpr double kPageSize = 4096;
+
+// The maximum of a slab cache over the run (peak.slabs, field by field), or nullptr.
+const slab_row* peak_slab(const run_result& r, std::string_view name) {
+  for (const auto& s : r.peak.slabs)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+bool prints_reverse_maps(const run_result& r) {
+  return r.peak.mi.has_reverse_maps || (!r.samples.empty() && r.samples.back().mi.has_reverse_maps);
+}
+
+// --- seed 000: Peter Wong, "Examining the Performance and Cost of Reversemaps on 2.5.26
+// Under Heavy DB Workload" (linux-mm, 2002). Scenario: seeds/rmap-dss.
+
+std::optional<double> reverse_maps_max(const run_result& r) {
+  if (!prints_reverse_maps(r)) return std::nullopt;
+  return double(r.peak.mi.reverse_maps);
+}
+std::optional<double> pte_chain_active_objs_max(const run_result& r) {
+  const slab_row* s = peak_slab(r, "pte_chain");
+  return s ? std::optional<double>(double(s->active_objs)) : std::nullopt;
+}
+std::optional<double> pte_chain_bytes_max(const run_result& r) {
+  const slab_row* s = peak_slab(r, "pte_chain");
+  return s ? std::optional<double>(double(s->active_objs) * s->objsize) : std::nullopt;
+}
+std::optional<double> pte_chain_slabs_max(const run_result& r) {
+  const slab_row* s = peak_slab(r, "pte_chain");
+  return s ? std::optional<double>(double(s->num_slabs)) : std::nullopt;
+}
+std::optional<double> pte_chain_slab_bytes_max(const run_result& r) {
+  const slab_row* s = peak_slab(r, "pte_chain");
+  return s ? std::optional<double>(double(s->num_slabs) * s->pagesperslab * kPageSize) : std::nullopt;
+}
+
+// Whole numbers print as integers ("paper": 22817885, not 22817885.0).
+nlohmann::json number(double v) {
+  if (v >= 0 && v < 9.0e15 && v == std::floor(v)) return uint64_t(v);
+  return v;
+}
+
+std::string signed_percent(double v) { return fmt::format("{:+.2f}%", v * 100); }
+
+}  // namespace
+
+const std::vector<seed_figure>& seed_figures() {
+  static const std::vector<seed_figure> v = {
+      {"000", "seeds/rmap-dss", "ReverseMaps_max", 22'817'885, "mappings",
+       "22,817,885: \"the maximum reversemap size\" (/proc/meminfo)", 0.05, reverse_maps_max},
+      {"000", "seeds/rmap-dss", "pte_chain_active_objs_max", 3'411'018, "objects",
+       "3,411,018 active pte_chain objects, 32 bytes each (/proc/slabinfo)", 0.05, pte_chain_active_objs_max},
+      {"000", "seeds/rmap-dss", "pte_chain_bytes_max", 3'411'018.0 * 32, "bytes", "\"about 104 MB\" (3,411,018 x 32 B)",
+       0.05, pte_chain_bytes_max},
+      {"000", "seeds/rmap-dss", "pte_chain_slabs_max", 30'186, "slabs", "30,186 pte_chain slabs \"with 4KB each\"", 0.10,
+       pte_chain_slabs_max},
+      {"000", "seeds/rmap-dss", "pte_chain_slab_bytes_max", 30'186.0 * 4096, "bytes", "\"about 118 MB\" (30,186 x 4 KB)",
+       0.10, pte_chain_slab_bytes_max},
+  };
+  return v;
+}
+
+seed_check check_seed_figure(const seed_figure& f, const run_result& r) {
+  seed_check c;
+  c.figure = &f;
+  c.completed = r.failures.empty();
+  c.vmlab = f.extract(r);
+  if (c.vmlab) c.rel_error = (*c.vmlab - f.paper) / f.paper;
+  c.ok = c.completed && c.vmlab && std::abs(c.rel_error) <= f.tolerance;
+  return c;
+}
+
+nlohmann::json seeds_json(const std::vector<seed_check>& checks) {
+  nlohmann::json figs = nlohmann::json::array();
+  for (const auto& c : checks) {
+    const seed_figure& f = *c.figure;
+    figs.push_back({{"seed", f.seed},
+                    {"metric", f.metric},
+                    {"paper", number(f.paper)},
+                    {"vmlab", c.vmlab ? number(*c.vmlab) : nlohmann::json(nullptr)},
+                    {"rel_error", c.vmlab ? nlohmann::json(c.rel_error) : nlohmann::json(nullptr)},
+                    {"unit", f.unit},
+                    {"tolerance", f.tolerance},
+                    {"scenario", f.scenario},
+                    {"note", f.note},
+                    {"completed", c.completed},
+                    {"ok", c.ok}});
+  }
+  return {{"figures", figs}};
+}
+
+std::string format_seeds_table(const std::vector<seed_check>& checks) {
+  std::string out = fmt::format("{:<5} {:<26} {:>12} {:>12} {:>9} {:>5}  {:<6} {}\n", "seed", "metric", "paper", "vmlab",
+                                "rel.err", "tol", "", "as published");
+  size_t failed = 0;
+  for (const auto& c : checks) {
+    const seed_figure& f = *c.figure;
+    const std::string verdict = c.ok ? "ok" : !c.completed ? "FAIL*" : "FAIL";
+    out += fmt::format("{:<5} {:<26} {:>12.0f} {:>12} {:>9} {:>4.0f}%  {:<6} {}\n", f.seed, f.metric, f.paper,
+                       c.vmlab ? fmt::format("{:.0f}", *c.vmlab) : "-", c.vmlab ? signed_percent(c.rel_error) : "-",
+                       f.tolerance * 100, verdict, f.note);
+    failed += !c.ok;
+  }
+  bool cut_short = false;
+  for (const auto& c : checks) cut_short |= !c.completed;
+  if (cut_short) out += "* the scenario's run ended early (see `vmlab run SCENARIO`)\n";
+  out += fmt::format("\n{} figures, {} outside tolerance\n", checks.size(), failed);
+  return out;
+}
+
+}  // namespace vmlab

@@ -1,0 +1,56 @@
+// The seeds' published figures and how vmlab reproduces each one: `vmlab seeds`.
+//
+// A seed is a text from the project's sources (a mailing-list report, a paper) that
+// publishes measured figures. Each figure is one row of seed_figures(): the seed's id, the
+// built-in scenario that models the seed's workload, the figure's name, the value as
+// published, a relative tolerance, and an extractor that reads vmlab's value from the
+// scenario's RunResult. A new figure (a new seed, a new issue) is a new row; nothing else
+// changes. docs/seeds.md gives each row's source line and the inference behind its
+// scenario.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "vmlab/run_result.h"
+
+namespace vmlab {
+
+struct seed_figure {
+  std::string_view seed;      // "000": the seed file's number
+  std::string_view scenario;  // the built-in scenario that models it, e.g. "seeds/rmap-dss"
+  std::string_view metric;    // "ReverseMaps_max"
+  double paper = 0;           // the published value, in `unit`
+  std::string_view unit;      // "bytes", or what is counted ("mappings", "objects", "slabs")
+  std::string_view note;      // the value as the seed prints it ("104 MB"), and where
+  double tolerance = 0;       // |vmlab - paper| / paper allowed
+  // vmlab's value, or nullopt when the result does not carry the figure (e.g. no
+  // pte_chain cache: the profile has no such rmap).
+  std::optional<double> (*extract)(const run_result&) = nullptr;
+};
+
+// Every figure of every seed, by seed and then in the order the seed states them.
+const std::vector<seed_figure>& seed_figures();
+
+// One figure compared.
+struct seed_check {
+  const seed_figure* figure = nullptr;
+  std::optional<double> vmlab;
+  double rel_error = 0;    // (vmlab - paper) / paper: signed, so "+2.1%" reads as "vmlab is above"
+  bool completed = true;   // the scenario ran to its end (a run cut short reproduces nothing)
+  bool ok = false;         // completed, a value, and |rel_error| <= tolerance
+};
+
+seed_check check_seed_figure(const seed_figure& f, const run_result& r);
+
+// {"figures":[{"seed","metric","paper","vmlab","rel_error","unit","tolerance","scenario",
+// "note","ok"}, ...]}; vmlab and rel_error are null when the result lacks the figure.
+nlohmann::json seeds_json(const std::vector<seed_check>& checks);
+// One line per figure, then "N figures, M outside tolerance".
+std::string format_seeds_table(const std::vector<seed_check>& checks);
+
+}  // namespace vmlab

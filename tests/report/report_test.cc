@@ -1,0 +1,352 @@
+// Reports of a RunResult built in code: the meminfo lines and slab rows in the table and
+// the JSON (present only when the result carries them), /proc/slabinfo for --slabinfo,
+// the units of `vmlab validate` cases, and the seed figures' extractors and verdicts.
+// Independent of the model: every figure here is chosen, and the expected text follows
+// from it.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "model/slab.h"
+#include "report/report.h"
+#include "report/seeds.h"
+
+namespace vmlab {
+namespace {
+
+using nlohmann::json;
+
+slab_row pte_chain_row(uint64_t active, uint64_t slabs) {
+  slab_row r;
+  r.name = "pte_chain";
+  r.active_objs = active;
+  r.num_objs = slabs * 113;
+  r.objsize = 32;
+  r.objperslab = 113;
+  r.pagesperslab = 1;
+  r.active_slabs = slabs;
+  r.num_slabs = slabs;
+  r.limit = 120;
+  r.batchcount = 60;
+  r.sharedfactor = 8;
+  return r;
+}
+
+// A 2.5-style sim result: highmem, ReverseMaps, no Mapped; two samples and the maxima.
+run_result sim_2_5() {
+  run_result r;
+  r.engine = "sim";
+  r.scenario = "test/2.5";
+  r.profile = "linux-2.5.26";
+  r.slabinfo_version = "1.1";
+  r.rmap = "pte_chain";
+  for (const char* name : {"scan", "end"}) {
+    sample s;
+    s.name = name;
+    s.nr_procs = 2;
+    s.page_tables = 8 * 4096;
+    s.mi_known = true;
+    s.mi.mem_total = 4000 * MiB;
+    s.mi.mem_free = 1000 * MiB;
+    s.mi.low_total = 860 * MiB;
+    s.mi.low_free = 500 * MiB;
+    s.mi.high_total = 3140 * MiB;
+    s.mi.high_free = 500 * MiB;
+    s.mi.page_tables = 8 * 4096;
+    s.mi.slab = 3 * 4096;
+    s.mi.reverse_maps = 12345;
+    s.mi.mem_map = 40 * MiB;
+    s.mi.has_highmem = true;
+    s.mi.has_reverse_maps = true;
+    s.slabs = {pte_chain_row(200, 2)};
+    r.samples.push_back(s);
+  }
+  r.peak.mi = r.samples.back().mi;
+  r.peak.mi.reverse_maps = 22222;
+  r.peak.mi.low_free = 400 * MiB;  // a minimum
+  r.peak.slabs = {pte_chain_row(300, 3)};
+  return r;
+}
+
+// An issue-2 style result: no meminfo, no slabs (what the live engine gave before).
+run_result bare() {
+  run_result r;
+  r.engine = "live";
+  r.scenario = "test/bare";
+  r.profile = "linux-6.18";
+  sample s;
+  s.name = "end";
+  r.samples.push_back(s);
+  return r;
+}
+
+TEST(Report, JsonCarriesMeminfoAndSlabsWhenKnown) {
+  const json j = to_json(sim_2_5());
+  EXPECT_EQ(j.at("schema_version"), 1);  // additive fields: no new schema
+  EXPECT_EQ(j.at("slabinfo_version"), "1.1");
+  EXPECT_EQ(j.at("rmap"), "pte_chain");
+  const json& s = j.at("samples").at(0);
+  const json mi = s.at("meminfo");
+  EXPECT_EQ(mi.at("MemTotal"), 4000 * MiB);
+  EXPECT_EQ(mi.at("MemFree"), 1000 * MiB);
+  EXPECT_EQ(mi.at("LowTotal"), 860 * MiB);
+  EXPECT_EQ(mi.at("LowFree"), 500 * MiB);
+  EXPECT_EQ(mi.at("HighTotal"), 3140 * MiB);
+  EXPECT_EQ(mi.at("HighFree"), 500 * MiB);
+  EXPECT_EQ(mi.at("PageTables"), 8 * 4096);
+  EXPECT_EQ(mi.at("Slab"), 3 * 4096);
+  EXPECT_EQ(mi.at("ReverseMaps"), 12345);
+  EXPECT_EQ(mi.at("mem_map"), 40 * MiB);
+  EXPECT_FALSE(mi.contains("Mapped"));  // 2.5.26 has no Mapped line
+  ASSERT_EQ(s.at("slabs").size(), 1u);
+  EXPECT_EQ(s.at("slabs")[0], (json{{"name", "pte_chain"}, {"active_objs", 200}, {"num_objs", 226}, {"objsize", 32},
+                                    {"objperslab", 113}, {"pagesperslab", 1}, {"active_slabs", 2}, {"num_slabs", 2},
+                                    {"limit", 120}, {"batchcount", 60}, {"sharedfactor", 8}}));
+  EXPECT_FALSE(s.contains("slabs_workload"));
+  // Maxima; free memory is a minimum and says so.
+  const json& pm = j.at("peak").at("meminfo");
+  EXPECT_EQ(pm.at("ReverseMaps"), 22222);
+  EXPECT_EQ(pm.at("LowFree_min"), 400 * MiB);
+  EXPECT_FALSE(pm.contains("LowFree"));
+  EXPECT_TRUE(pm.contains("MemFree_min"));
+  EXPECT_EQ(j.at("peak").at("slabs")[0].at("active_objs"), 300);
+}
+
+TEST(Report, JsonWithoutMeminfoKeepsTheIssue2Shape) {
+  const json j = to_json(bare());
+  const json& s = j.at("samples").at(0);
+  EXPECT_FALSE(s.contains("meminfo"));
+  EXPECT_FALSE(s.contains("slabs"));
+  EXPECT_FALSE(s.contains("slabs_workload"));
+  EXPECT_FALSE(j.at("peak").contains("meminfo"));
+  EXPECT_FALSE(j.at("peak").contains("slabs"));
+  EXPECT_FALSE(j.contains("slabinfo_version"));
+  EXPECT_FALSE(j.contains("rmap"));
+  const std::string t = format_table(bare());
+  EXPECT_EQ(t.find("/proc/meminfo"), std::string::npos) << t;
+  EXPECT_EQ(t.find("slab caches"), std::string::npos) << t;
+}
+
+TEST(Report, JsonMappedOnlyWhenTheKernelPrintsIt) {
+  run_result r = sim_2_5();
+  for (auto& s : r.samples) {
+    s.mi.has_mapped = true;
+    s.mi.mapped = 64 * MiB;
+    s.mi.has_highmem = false;
+    s.mi.has_reverse_maps = false;
+  }
+  r.peak.mi = r.samples.back().mi;
+  const json j = to_json(r);
+  const json& mi = j.at("samples").at(0).at("meminfo");
+  EXPECT_EQ(mi.at("Mapped"), 64 * MiB);
+  for (const char* k : {"LowTotal", "LowFree", "HighTotal", "HighFree", "ReverseMaps"}) EXPECT_FALSE(mi.contains(k)) << k;
+  const std::string t = format_table(r);
+  EXPECT_NE(t.find("Mapped"), std::string::npos);
+  EXPECT_EQ(t.find("ReverseMaps"), std::string::npos);
+  EXPECT_EQ(t.find("HighFree"), std::string::npos);
+}
+
+TEST(Report, TableShowsMeminfoPerSampleAndTheMaxima) {
+  const std::string t = format_table(sim_2_5());
+  EXPECT_NE(t.find("/proc/meminfo (ReverseMaps: a count of pte -> page mappings):\n"), std::string::npos) << t;
+  // Header: the lines of a 2.5 highmem kernel, in /proc/meminfo order.
+  const std::string header =
+      "sample                MemTotal       MemFree     HighTotal      HighFree      LowTotal       LowFree          Slab"
+      "    PageTables   ReverseMaps       mem_map\n";
+  EXPECT_NE(t.find(header), std::string::npos) << t;
+  // 4000 MiB = 4096000 kB; ReverseMaps printed as a count.
+  EXPECT_NE(t.find("scan                4096000 kB    1024000 kB"), std::string::npos) << t;
+  EXPECT_NE(t.find("        32 kB         12345      40960 kB\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("max (Free: min)"), std::string::npos) << t;
+  EXPECT_NE(t.find("         22222      40960 kB\n"), std::string::npos) << t;
+  // Slab caches at the end and at their maxima: 2 slabs = 8 kB, 3 slabs = 12 kB.
+  EXPECT_NE(t.find("slab caches at 'end' (the workload's objects):\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("pte_chain                     200          226       32        113            1            2          2"
+                   "         8 kB\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("slab caches, maxima over the run"), std::string::npos) << t;
+  EXPECT_NE(t.find("pte_chain                     300          339"), std::string::npos) << t;
+}
+
+TEST(Report, TableShowsTheLiveHostsSlabsAndTheirGrowth) {
+  run_result r = bare();
+  slab_row vma;
+  vma.name = "vm_area_struct";
+  vma.active_objs = 5000;
+  vma.num_objs = 5100;
+  vma.objsize = 192;
+  vma.objperslab = 21;
+  vma.pagesperslab = 1;
+  vma.active_slabs = vma.num_slabs = 243;
+  r.samples.back().slabs = {vma};
+  vma.active_objs = 40;
+  vma.num_objs = 42;
+  vma.active_slabs = vma.num_slabs = 2;
+  r.samples.back().slabs_workload = {vma};
+  const std::string t = format_table(r);
+  EXPECT_NE(t.find("slab caches at 'end' (this host, whole system):\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("slab caches at 'end', growth since the baseline:\n"), std::string::npos) << t;
+  EXPECT_EQ(t.find("maxima over the run"), std::string::npos) << t;
+  const json j = to_json(r);
+  EXPECT_EQ(j.at("samples")[0].at("slabs_workload")[0].at("active_objs"), 40);
+}
+
+TEST(Report, SlabinfoInTheProfilesFormat) {
+  const run_result r = sim_2_5();
+  auto t = format_slabinfo(r);
+  ASSERT_TRUE(t.ok()) << t.error().message();
+  const std::string expected = slabinfo_header(slabinfo_format::v1_1) +
+                               slabinfo_row(pte_chain_row(200, 2), slabinfo_format::v1_1) + "\n" +
+                               "# maxima over the run (each column's maximum on its own)\n" +
+                               slabinfo_row(pte_chain_row(300, 3), slabinfo_format::v1_1) + "\n";
+  EXPECT_EQ(t.value(), expected);
+  EXPECT_EQ(t.value().rfind("slabinfo - version: 1.1 (SMP)\npte_chain ", 0), 0u) << t.value();
+
+  run_result r21 = r;
+  r21.slabinfo_version = "2.1";
+  auto t21 = format_slabinfo(r21);
+  ASSERT_TRUE(t21.ok());
+  EXPECT_EQ(t21.value().rfind("slabinfo - version: 2.1\n# name ", 0), 0u) << t21.value();
+  EXPECT_NE(t21.value().find(slabinfo_row(pte_chain_row(300, 3), slabinfo_format::v2_1)), std::string::npos);
+
+  // A run cut short says so after the rows.
+  run_result cut = r;
+  cut.failures.push_back({7, "touch 3 sga off=0 len=4096", "ENOMEM: out of memory in zone Normal"});
+  EXPECT_NE(format_slabinfo(cut).value().find("# RUN ENDED EARLY at op 7 `touch 3 sga off=0 len=4096`: ENOMEM"),
+            std::string::npos);
+}
+
+TEST(Report, SlabinfoNeedsRowsAndAKnownVersion) {
+  run_result none = bare();
+  auto a = format_slabinfo(none);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().message(), "--slabinfo: this run has no /proc/slabinfo (no slabinfo version in the result)");
+  run_result odd = sim_2_5();
+  odd.slabinfo_version = "3.0";
+  EXPECT_EQ(format_slabinfo(odd).error().message(), "--slabinfo: unknown slabinfo version '3.0'");
+  run_result empty = sim_2_5();
+  for (auto& s : empty.samples) s.slabs.clear();
+  EXPECT_EQ(format_slabinfo(empty).error().message(), "--slabinfo: this run has no slab rows");
+  // A live run: the host's rows, and no maxima.
+  run_result live = sim_2_5();
+  live.engine = "live";
+  live.slabinfo_version = "2.1";
+  live.peak.slabs.clear();
+  EXPECT_NE(format_slabinfo(live).value().find("# maxima over the run (each column's maximum on its own)\n"
+                                               "# (not observable on a live kernel)\n"),
+            std::string::npos);
+}
+
+TEST(Report, ValidateCasesCarryTheirUnit) {
+  validate_case bytes_case;
+  bytes_case.scenario = "validate/x";
+  bytes_case.figure = "PageTables_growth";
+  bytes_case.at = "end";
+  bytes_case.sim = bytes_case.live = 8192;
+  validate_case count_case = bytes_case;
+  count_case.figure = "vm_area_struct_growth";
+  count_case.unit = "objects";
+  count_case.sim = 40;
+  count_case.live = 41;
+  count_case.rel_error = 1.0 / 41;
+  const json j = to_json({bytes_case, count_case}, {});
+  EXPECT_EQ(j.at("cases")[0].at("unit"), "bytes");
+  EXPECT_EQ(j.at("cases")[1].at("unit"), "objects");
+  EXPECT_EQ(j.at("cases")[1].at("live"), 41.0);
+  const std::string t = format_validate_table({bytes_case, count_case});
+  EXPECT_NE(t.find("PageTables_growth                  8 kB         8 kB"), std::string::npos) << t;
+  EXPECT_NE(t.find("vm_area_struct_growth                40           41   2.439%"), std::string::npos) << t;
+}
+
+// ---- seed figures -----------------------------------------------------------------------
+
+const seed_figure& figure(const std::string& metric) {
+  for (const auto& f : seed_figures())
+    if (f.metric == metric) return f;
+  throw std::runtime_error("no seed figure " + metric);
+}
+
+TEST(SeedFigures, TableOfSeed000) {
+  std::vector<std::string> metrics;
+  for (const auto& f : seed_figures()) {
+    EXPECT_EQ(f.seed, "000");
+    EXPECT_EQ(f.scenario, "seeds/rmap-dss");
+    EXPECT_NE(f.extract, nullptr);
+    metrics.emplace_back(f.metric);
+  }
+  EXPECT_EQ(metrics, (std::vector<std::string>{"ReverseMaps_max", "pte_chain_active_objs_max", "pte_chain_bytes_max",
+                                               "pte_chain_slabs_max", "pte_chain_slab_bytes_max"}));
+  EXPECT_EQ(figure("ReverseMaps_max").paper, 22817885);
+  EXPECT_EQ(figure("pte_chain_bytes_max").paper, 109152576);       // 3,411,018 x 32: "about 104 MB"
+  EXPECT_EQ(figure("pte_chain_slab_bytes_max").paper, 123641856);  // 30,186 x 4096: "about 118 MB"
+  EXPECT_EQ(figure("pte_chain_slabs_max").tolerance, 0.10);
+  EXPECT_NE(std::string(figure("pte_chain_bytes_max").note).find("104 MB"), std::string::npos);
+  EXPECT_NE(std::string(figure("pte_chain_slab_bytes_max").note).find("118 MB"), std::string::npos);
+}
+
+TEST(SeedFigures, ExtractorsReadTheMaxima) {
+  run_result r = sim_2_5();
+  r.peak.mi.reverse_maps = 22978560;
+  r.peak.slabs = {pte_chain_row(3481600, 30811)};
+  EXPECT_EQ(figure("ReverseMaps_max").extract(r), 22978560.0);
+  EXPECT_EQ(figure("pte_chain_active_objs_max").extract(r), 3481600.0);
+  EXPECT_EQ(figure("pte_chain_bytes_max").extract(r), 3481600.0 * 32);
+  EXPECT_EQ(figure("pte_chain_slabs_max").extract(r), 30811.0);
+  EXPECT_EQ(figure("pte_chain_slab_bytes_max").extract(r), 30811.0 * 4096);
+
+  const seed_check c = check_seed_figure(figure("ReverseMaps_max"), r);
+  EXPECT_TRUE(c.ok);
+  EXPECT_NEAR(c.rel_error, (22978560.0 - 22817885) / 22817885, 1e-12);  // +0.70%, signed
+  // 30,811 slabs: +2.07%, inside 10%; 5% more chains than that is outside 5%.
+  EXPECT_TRUE(check_seed_figure(figure("pte_chain_slabs_max"), r).ok);
+  r.peak.slabs = {pte_chain_row(3600000, 31900)};
+  EXPECT_FALSE(check_seed_figure(figure("pte_chain_active_objs_max"), r).ok);  // +5.5%
+
+  // Without the pte_chain cache or the ReverseMaps line there is no figure: not ok.
+  run_result none = bare();
+  const seed_check n = check_seed_figure(figure("pte_chain_slabs_max"), none);
+  EXPECT_FALSE(n.vmlab.has_value());
+  EXPECT_FALSE(n.ok);
+  EXPECT_FALSE(check_seed_figure(figure("ReverseMaps_max"), none).ok);
+
+  // A run cut short reproduces nothing, whatever its maxima.
+  r.peak.slabs = {pte_chain_row(3411018, 30186)};
+  r.failures.push_back({1, "touch 1 pool", "ENOMEM"});
+  const seed_check cut = check_seed_figure(figure("pte_chain_slabs_max"), r);
+  EXPECT_EQ(cut.rel_error, 0);
+  EXPECT_FALSE(cut.ok);
+}
+
+TEST(SeedFigures, JsonAndTable) {
+  run_result r = sim_2_5();
+  r.peak.mi.reverse_maps = 22978560;
+  std::vector<seed_check> checks = {check_seed_figure(figure("ReverseMaps_max"), r),
+                                    check_seed_figure(figure("pte_chain_slabs_max"), bare())};
+  const json j = seeds_json(checks);
+  ASSERT_EQ(j.size(), 1u);  // {"figures": [...]}
+  const json& f0 = j.at("figures")[0];
+  EXPECT_EQ(f0.at("seed"), "000");
+  EXPECT_EQ(f0.at("metric"), "ReverseMaps_max");
+  EXPECT_EQ(f0.at("paper"), 22817885.0);
+  EXPECT_EQ(f0.at("vmlab"), 22978560.0);
+  EXPECT_NEAR(f0.at("rel_error").get<double>(), 0.00704, 1e-4);
+  EXPECT_EQ(f0.at("tolerance"), 0.05);
+  EXPECT_EQ(f0.at("scenario"), "seeds/rmap-dss");
+  EXPECT_EQ(f0.at("ok"), true);
+  const json& f1 = j.at("figures")[1];
+  EXPECT_TRUE(f1.at("vmlab").is_null());
+  EXPECT_TRUE(f1.at("rel_error").is_null());
+  EXPECT_EQ(f1.at("ok"), false);
+
+  const std::string t = format_seeds_table(checks);
+  EXPECT_NE(t.find("000   ReverseMaps_max                22817885     22978560    +0.70%    5%  ok     22,817,885"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("000   pte_chain_slabs_max               30186            -         -   10%  FAIL"), std::string::npos)
+      << t;
+  EXPECT_NE(t.find("\n2 figures, 1 outside tolerance\n"), std::string::npos) << t;
+}
+
+}  // namespace
+}  // namespace vmlab
