@@ -91,8 +91,8 @@ struct machine_decl {
   std::string profile = "linux-6.18";
   std::vector<std::pair<std::string, std::string>> overrides;
   bytes memory = 0;       // 0 = the profile's default
-  uint32_t cpus = 1;
-  uint32_t cache_line = 64;
+  uint32_t cpus = 0;        // 0 = the profile's machine (8 for seed 000's box, ...)
+  uint32_t cache_line = 0;  // L1_CACHE_BYTES; 0 = the profile's CPU (32 on a Pentium III)
 };
 
 // A whole workload: machine, objects, the names of mappings, and the ops in order.

@@ -24,6 +24,16 @@ namespace vmlab {
 struct kernel;
 struct kernel_profile;
 
+// The rmap state of one mapped page.
+struct page_info {
+  bool present = false;
+  bool anon = false;
+  bool zero_page = false;    // the shared zero page: PageReserved, never in an rmap
+  uint32_t mapcount = 0;     // PTEs mapping the page
+  bool direct = false;       // pte_chain: PageDirect (or any scheme: mapped, no chain)
+  uint64_t chain_objects = 0;  // pte_chain objects in its chain (counted by walking it)
+};
+
 class sim_kernel {
  public:
   // A kernel with `profile` (overrides applied) on a machine of `memory` bytes.
@@ -45,7 +55,22 @@ class sim_kernel {
 
   [[nodiscard]] const kernel_profile& profile() const;
   [[nodiscard]] sample snapshot(const std::string& name) const;
-  [[nodiscard]] const peaks& peak() const;  // maxima since creation
+  [[nodiscard]] peaks peak() const;  // maxima since creation (meminfo and slab included)
+  [[nodiscard]] meminfo meminfo_now() const;
+  // /proc/slabinfo rows of every cache the profile's kernel has, now or at their maxima;
+  // and the format version that kernel prints ("1.1", "2.0", "2.1").
+  [[nodiscard]] std::vector<slab_row> slabinfo(bool maxima) const;
+  [[nodiscard]] const char* slabinfo_version() const;
+
+  // Reverse-map walks on the page mapped at offset `off` of a mapping (mm/rmap.c).
+  // try_to_unmap clears every PTE that maps it and returns the work the profile's scheme
+  // did to find them; page_referenced only walks (and, for pte_chain, turns a one-entry
+  // chain back into PageDirect), returning the PTEs found.
+  result<rmap_work> try_to_unmap(uint32_t pid, uint32_t map, bytes off);
+  result<uint64_t> page_referenced(uint32_t pid, uint32_t map, bytes off);
+  [[nodiscard]] const rmap_work& rmap_work_total() const;  // summed over every walk
+  // What struct page says about the page mapped at `off` (for tests and tools).
+  [[nodiscard]] result<page_info> page_at(uint32_t pid, uint32_t map, bytes off) const;
   [[nodiscard]] uint64_t faults() const;
   [[nodiscard]] uint64_t cow_faults() const;
   [[nodiscard]] bool has_process(uint32_t pid) const;

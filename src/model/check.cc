@@ -17,6 +17,7 @@ struct recount {
   std::set<const void*> nodes[kLevels];
   std::unordered_map<uint32_t, uint32_t> anon_refs;  // shared anonymous pages: PTEs per id
   uint64_t exclusive_anon = 0;                       // anonymous pages mapped once, without id
+  std::vector<std::vector<uint32_t>> obj_refs;       // PTEs per object page
   std::ostringstream err;
 };
 
@@ -50,6 +51,7 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
         else ++rc.exclusive_anon;
       } else if (!v->is_anon()) {
         (k.objects[v->object].kind == object_kind::file ? rss.file : rss.shmem)++;
+        ++rc.obj_refs[static_cast<size_t>(v->object)][v->pgoff + ((a - v->vm_start) >> 12)];
       }
     }
     if (n != t->nr_present) rc.err << "nr_present " << t->nr_present << " != " << n << "; ";
@@ -66,12 +68,108 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
   if (used != d->nr_used) rc.err << "nr_used " << d->nr_used << " != " << used << "; ";
 }
 
+// rmap.h invariants 1-3: mapcounts, ReverseMaps, Mapped, and every pte_chain.
+void check_rmap(const kernel& k, recount& rc) {
+  uint64_t rss = 0;
+  for (const auto& [pid, mm] : k.mms) rss += mm->rss.anon + mm->rss.file + mm->rss.shmem;
+  if (rss != k.rm.reverse_maps) rc.err << "ReverseMaps " << k.rm.reverse_maps << " != sum of RSS " << rss << "; ";
+  uint64_t chains = 0, mapped_file = 0;
+  auto check_chain = [&](uint32_t mapcount, uint32_t head, const char* what) {
+    if (!head) return;
+    if (mapcount == 0) rc.err << what << ": a pte_chain on an unmapped page; ";
+    if (k.prof.rmap.collapse_on_remove && mapcount == 1) rc.err << what << ": a one-entry chain not collapsed; ";
+    uint64_t n = 0;
+    for (uint32_t c = head; c; c = k.rm.chain_next[c]) ++n;
+    if (n != pte_chain_objects(k, mapcount))
+      rc.err << what << ": " << n << " chain objects for mapcount " << mapcount << "; ";
+    chains += n;
+  };
+  for (size_t o = 0; o < k.objects.size(); ++o) {
+    const mem_object& obj = k.objects[o];
+    for (uint64_t pg = 0; pg < obj.nr_pages; ++pg) {
+      if (obj.mapcount[pg] != rc.obj_refs[o][pg]) {
+        rc.err << "object " << o << " page " << pg << " mapcount " << obj.mapcount[pg] << " != " << rc.obj_refs[o][pg] << "; ";
+        return;
+      }
+      mapped_file += obj.mapcount[pg] != 0;
+      if (!obj.chain.empty()) check_chain(obj.mapcount[pg], obj.chain[pg], "object page");
+    }
+  }
+  if (mapped_file != k.rm.mapped_file) rc.err << "mapped file pages " << k.rm.mapped_file << " != " << mapped_file << "; ";
+  const uint64_t mapped_anon = rc.exclusive_anon + rc.anon_refs.size();
+  if (mapped_anon != k.rm.mapped_anon) rc.err << "mapped anon pages " << k.rm.mapped_anon << " != " << mapped_anon << "; ";
+  if (k.prof.rmap.scheme == rmap_scheme::pte_chain) {
+    for (const auto& [id, n] : rc.anon_refs) check_chain(n, k.pm.chain(id), "anon page");
+    const kmem_cache* c = k.km.cache(kmem_kind::pte_chain);
+    const uint64_t active = c->counters().active_objs;
+    // The per-CPU one-deep cache holds an object the slab counts as allocated.
+    if (active != chains && !(k.prof.rmap.percpu_one_deep && active == chains + 1))
+      rc.err << "pte_chain active objects " << active << " != chains " << chains << "; ";
+  }
+}
+
+// Every slab cache is consistent, and holds exactly the objects the model has.
+void check_kmem(const kernel& k, recount& rc) {
+  uint64_t slab_pages = 0;
+  for (const auto& c : k.km.caches)
+    if (c) {
+      if (std::string bad = c->check_invariants(); !bad.empty()) rc.err << c->name() << ": " << bad << "; ";
+      slab_pages += c->pages();
+    }
+  if (slab_pages != k.pm.used(page_use::slab)) rc.err << "slab pages " << k.pm.used(page_use::slab) << " != " << slab_pages << "; ";
+  uint64_t vmas = 0, avcs = 0;
+  std::unordered_map<uint32_t, uint64_t> links, active;
+  for (const auto& [pid, mm] : k.mms)
+    for (const auto& [start, v] : mm->vmas) {
+      ++vmas;
+      avcs += v.avcs.size();
+      if (v.anon_vma) ++active[v.anon_vma];
+      if (k.prof.rmap.scheme == rmap_scheme::anon_vma && v.anon_vma) ++links[v.anon_vma];
+      for (const auto& l : v.avcs) ++links[l.av];
+      if (v.anon_vma && k.prof.rmap.scheme == rmap_scheme::anon_vma_chain) {
+        bool on = false;
+        for (const auto& l : v.avcs) on |= l.av == v.anon_vma;
+        if (!on) rc.err << "VMA at 0x" << fmt_hex(start) << " has no AVC to its own anon_vma; ";
+      }
+      if (v.anon_vma && !v.has_anon_vma) rc.err << "anon_vma without has_anon_vma; ";
+    }
+  auto objs = [&](kmem_kind kind) { return k.km.cache(kind) ? k.km.cache(kind)->counters().active_objs : 0; };
+  if (objs(kmem_kind::vm_area_struct) != vmas) rc.err << "vm_area_struct objects " << objs(kmem_kind::vm_area_struct) << " != VMAs " << vmas << "; ";
+  if (objs(kmem_kind::mm_struct) != k.mms.size()) rc.err << "mm_struct objects != processes; ";
+  if (objs(kmem_kind::anon_vma_chain) != avcs) rc.err << "anon_vma_chain objects " << objs(kmem_kind::anon_vma_chain) << " != AVCs " << avcs << "; ";
+  uint64_t live = 0;
+  std::unordered_map<uint32_t, uint64_t> children, root_refs;
+  for (uint32_t id = 1; id < k.anon_vmas.size(); ++id) {
+    const anon_vma& av = k.anon_vmas[id];
+    if (!av.live) continue;
+    ++live;
+    if (av.parent != id) ++children[av.parent];
+    if (av.root != id) ++root_refs[av.root];
+  }
+  if (objs(kmem_kind::anon_vma) != live) rc.err << "anon_vma objects " << objs(kmem_kind::anon_vma) << " != live anon_vmas " << live << "; ";
+  for (uint32_t id = 1; id < k.anon_vmas.size(); ++id) {
+    const anon_vma& av = k.anon_vmas[id];
+    if (!av.live) continue;
+    if (av.nr_vmas != links[id]) rc.err << "anon_vma " << id << " links " << av.nr_vmas << " != " << links[id] << "; ";
+    if (k.prof.rmap.scheme != rmap_scheme::anon_vma_chain) {
+      if (!av.nr_vmas) rc.err << "anon_vma " << id << " alive without VMAs; ";
+      continue;
+    }
+    if (av.num_active_vmas != active[id]) rc.err << "anon_vma " << id << " num_active_vmas " << av.num_active_vmas << " != " << active[id] << "; ";
+    const uint64_t self = av.root == id && av.nr_vmas ? 1 : 0;
+    if (av.num_children != children[id] + self) rc.err << "anon_vma " << id << " num_children " << av.num_children << " != " << children[id] + self << "; ";
+    const uint64_t refs = (av.nr_vmas ? 1 : 0) + (av.root == id ? root_refs[id] : 0);
+    if (av.refcount != refs) rc.err << "anon_vma " << id << " refcount " << av.refcount << " != " << refs << "; ";
+  }
+}
+
 }  // namespace
 
 std::string sim_kernel::check_invariants() const {
   const kernel& k = *k_;
   const paging_format& f = k.prof.paging;
   recount rc;
+  for (const auto& o : k.objects) rc.obj_refs.emplace_back(o.nr_pages, 0);
   for (const auto& [pid, mmp] : k.mms) {
     const mm_struct& mm = *mmp;
     level_counts tables{};
@@ -102,14 +200,16 @@ std::string sim_kernel::check_invariants() const {
     pages += n * pg;
     if (k.prof.counts_in_page_tables(l)) nr_pagetable += n * pg * 4096;
   }
-  if (pages != k.pm.pgtable_pages) rc.err << "page-table pages " << k.pm.pgtable_pages << " != recount " << pages << "; ";
+  if (pages != k.pm.used(page_use::pgtable))
+    rc.err << "page-table pages " << k.pm.used(page_use::pgtable) << " != recount " << pages << "; ";
   if (nr_pagetable != k.pm.nr_pagetable) rc.err << "PageTables " << k.pm.nr_pagetable << " != recount " << nr_pagetable << "; ";
   uint64_t anon_pages = rc.exclusive_anon;
   for (const auto& [id, n] : rc.anon_refs) {
     ++anon_pages;
     if (k.pm.mapcount(id) != n) { rc.err << "anon page " << id << " mapcount " << k.pm.mapcount(id) << " != " << n << "; "; break; }
   }
-  if (anon_pages != k.pm.anon_pages) rc.err << "AnonPages " << k.pm.anon_pages << " != recount " << anon_pages << "; ";
+  if (anon_pages != k.pm.used(page_use::anon))
+    rc.err << "AnonPages " << k.pm.used(page_use::anon) << " != recount " << anon_pages << "; ";
   uint64_t cache = 0;
   for (const auto& o : k.objects) {
     uint64_t n = 0;
@@ -117,7 +217,9 @@ std::string sim_kernel::check_invariants() const {
     if (n != o.nr_resident) rc.err << "object residency count differs; ";
     cache += n;
   }
-  if (cache != k.pm.cache_pages) rc.err << "page cache " << k.pm.cache_pages << " != recount " << cache << "; ";
+  if (cache != k.pm.used(page_use::cache)) rc.err << "page cache " << k.pm.used(page_use::cache) << " != recount " << cache << "; ";
+  check_rmap(k, rc);
+  check_kmem(k, rc);
   return rc.err.str();
 }
 

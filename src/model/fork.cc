@@ -21,37 +21,53 @@ uint64_t& object_rss(const kernel& k, mm_struct& mm, const vm_area_struct& v) {
   return k.objects[v.object].kind == object_kind::file ? mm.rss.file : mm.rss.shmem;
 }
 
-void copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_table* s, pte_table* d, vaddr base) {
-  if (!s->present) return;
+// copy_pte_range(): the child's PTEs for one table, page_add_rmap (page_dup_rmap) for
+// every page they map. On ENOMEM (a pte_chain) the entries copied so far stay.
+status copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_table* s, pte_table* d, vaddr base) {
+  if (!s->present) return {};
   const uint32_t entries = k.prof.paging.pte().entries;
   const vaddr span = vaddr{entries} << 12;
   const uint32_t from = v.vm_start > base ? uint32_t((v.vm_start - base) >> 12) : 0;
   const uint32_t to = v.vm_end < base + span ? uint32_t((v.vm_end - base) >> 12) : entries;
-  if (from == 0 && to == entries && s->is_full() && !s->anonmap && !s->writable && !d->present) {
-    k.store.set_full(d);  // the common shared case: one pointer, no per-entry work
-    if (!v.is_anon()) object_rss(k, dst, v) += entries;
-    return;
+  auto obj_pg = [&](uint32_t i) { return v.pgoff + ((base + (vaddr{i} << 12) - v.vm_start) >> 12); };
+  // The common shared case: one pointer, no per-entry page-table work (the rmap still
+  // counts every page; it cannot fail unless the scheme allocates per mapping).
+  if (from == 0 && to == entries && s->is_full() && !s->anonmap && !s->writable && !d->present &&
+      k.prof.rmap.scheme != rmap_scheme::pte_chain) {
+    k.store.set_full(d);
+    if (!v.is_anon()) {
+      object_rss(k, dst, v) += entries;
+      for (uint32_t i = 0; i < entries; ++i) (void)page_add_rmap(k, object_page(k, v.object, obj_pg(i)), false);
+    }
+    return {};
   }
   k.store.own_present(d);
   for (uint32_t i = from; i < to; ++i) {
     if (!s->test(i)) continue;
     const uint32_t w = i >> 6;
     const uint64_t b = uint64_t{1} << (i & 63);
-    d->present[w] |= b;
-    ++d->nr_present;
     if (s->anon_word(w) & b) {
       // The page becomes mapped twice: give it an identity and a mapcount.
       k.store.ensure_anon(s, entries);
-      if (!s->anon[i]) s->anon[i] = k.pm.share_anon();
+      if (!s->anon[i]) s->anon[i] = k.pm.share_anon(v.anon_vma);
+      if (status st = page_add_rmap(k, anon_page(k, s->anon[i]), true); !st.ok()) {
+        if (d->nr_present == d->nwords * 64) k.store.set_full(d);
+        return st;
+      }
       k.store.ensure_anon(d, entries);
       k.store.ensure_anonmap(d);
       d->anon[i] = s->anon[i];
       d->anonmap[w] |= b;
-      k.pm.get_anon(s->anon[i]);
       ++dst.rss.anon;
     } else if (!v.is_anon()) {
+      if (status st = page_add_rmap(k, object_page(k, v.object, obj_pg(i)), false); !st.ok()) {
+        if (d->nr_present == d->nwords * 64) k.store.set_full(d);
+        return st;
+      }
       ++object_rss(k, dst, v);
     }
+    d->present[w] |= b;
+    ++d->nr_present;
     if (s->writable_word(w) & b) {
       if (v.is_cow()) {
         s->writable[w] &= ~b;  // ptep_set_wrprotect in the parent
@@ -62,6 +78,7 @@ void copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_tabl
     }
   }
   if (d->nr_present == d->nwords * 64) k.store.set_full(d);
+  return {};
 }
 
 status copy_level(kernel& k, mm_struct& dst, const vm_area_struct& v, int idx, pt_dir* sd, pt_dir* dd, vaddr addr, vaddr end) {
@@ -74,12 +91,14 @@ status copy_level(kernel& k, mm_struct& dst, const vm_area_struct& v, int idx, p
       void*& d = dd->slot[i];
       if (!d) {
         d = pt_alloc(k, dst, idx + 1);
-        if (!d) return oom_status(k, "a page-table page (fork)");
+        if (!d) return oom_status(k, "a page-table page (fork)", gfp_zone::kernel);
         ++dd->nr_used;
       }
-      if (idx + 1 == f.nr_levels - 1)
-        copy_pte_table(k, dst, v, static_cast<pte_table*>(s), static_cast<pte_table*>(d), addr & ~(span - 1));
-      else if (status st = copy_level(k, dst, v, idx + 1, static_cast<pt_dir*>(s), static_cast<pt_dir*>(d), addr, next); !st.ok())
+      if (idx + 1 == f.nr_levels - 1) {
+        if (status st = copy_pte_table(k, dst, v, static_cast<pte_table*>(s), static_cast<pte_table*>(d), addr & ~(span - 1));
+            !st.ok())
+          return st;
+      } else if (status st = copy_level(k, dst, v, idx + 1, static_cast<pt_dir*>(s), static_cast<pt_dir*>(d), addr, next); !st.ok())
         return st;
     }
     addr = next;
@@ -92,7 +111,13 @@ status copy_level(kernel& k, mm_struct& dst, const vm_area_struct& v, int idx, p
 result<mm_struct*> mm_create(kernel& k, uint32_t pid) {
   auto mm = std::make_unique<mm_struct>();
   mm->pid = pid;
-  if (!pgd_alloc(k, *mm)) return oom_status(k, "a PGD");
+  auto obj = kmem_alloc(k, kmem_kind::mm_struct);
+  if (!obj) return oom_status(k, "an mm_struct", gfp_zone::kernel);
+  mm->obj = *obj;
+  if (!pgd_alloc(k, *mm)) {
+    kmem_free(k, kmem_kind::mm_struct, mm->obj);
+    return oom_status(k, "a PGD", gfp_zone::kernel);
+  }
   mm_struct* raw = mm.get();
   k.mms[pid] = std::move(mm);
   return raw;
@@ -109,14 +134,27 @@ status dup_mm(kernel& k, mm_struct& parent, uint32_t child_pid) {
   mm_struct& child = *r.value();
   child.maps = parent.maps;
   for (const auto& [start, v] : parent.vmas) {
+    // dup_mmap(): vm_area_dup, anon_vma_fork, then copy_page_range if vma_needs_copy.
     vm_area_struct cv = v;
     cv.locked = false;  // VM_LOCKED is not inherited across fork
+    cv.avcs.clear();
+    cv.anon_vma = 0;
+    status s = vm_area_alloc(k, cv);
+    if (!s.ok()) {
+      exit_mmap(k, child_pid);  // dup_mmap failed: the half-built mm is torn down (mmput)
+      return s;
+    }
+    if (s = anon_vma_fork(k, cv, v); !s.ok()) {
+      vm_area_free(k, cv);
+      exit_mmap(k, child_pid);
+      return s;
+    }
     child.vmas.emplace(start, cv);
     const bool needs_copy = !k.prof.fork_skips_shared || v.has_anon_vma;
     if (needs_copy)
-      if (status s = copy_page_range(k, child, parent, v); !s.ok()) {
-        exit_mmap(k, child_pid);  // dup_mmap failed: the half-built mm is torn down (mmput)
-        return s;
+      if (status st = copy_page_range(k, child, parent, v); !st.ok()) {
+        exit_mmap(k, child_pid);
+        return st;
       }
   }
   return {};
@@ -127,9 +165,11 @@ void exit_mmap(kernel& k, uint32_t pid) {
   if (it == k.mms.end()) return;
   mm_struct& mm = *it->second;
   for (const auto& [start, v] : mm.vmas) zap_range(k, mm, v, v.vm_start, v.vm_end, false);
+  for (auto& [start, v] : mm.vmas) vm_area_free(k, v);
   mm.vmas.clear();
   free_all_tables(k, mm);
   pgd_free(k, mm);
+  kmem_free(k, kmem_kind::mm_struct, mm.obj);
   k.cache_mm = nullptr;
   k.mms.erase(it);
 }

@@ -15,23 +15,32 @@
 #include <string>
 #include <vector>
 
+#include "model/anon_vma.h"
+#include "model/kmem.h"
 #include "model/mm_types.h"
 #include "model/phys.h"
+#include "model/rmap.h"
 #include "model/profile.h"
 #include "vmlab/status.h"
 
 namespace vmlab {
 
 struct kernel {
+  // A machine of total_pages page frames; the caches are made by kmem_init().
   kernel(kernel_profile p, uint64_t total_pages);
+  kernel(const kernel&) = delete;  // the slab caches' page callbacks point at it
+  kernel& operator=(const kernel&) = delete;
   kernel_profile prof;
   phys pm;
+  kmem km;
+  rmap_counters rm;
+  std::vector<anon_vma> anon_vmas;  // by id; 0 unused
+  std::vector<uint32_t> free_anon_vmas;
   pt_store store;
   std::vector<mem_object> objects;
   std::map<uint32_t, std::unique_ptr<mm_struct>> mms;
   uint64_t faults = 0;
   uint64_t cow_faults = 0;
-  uint64_t next_anon_vma = 1;
   peaks peak;  // maxima over the run, kept at the alloc sites
   // One-entry walk cache: the PTE table last found for (mm, table-aligned address).
   // Cleared whenever any table is freed.
@@ -42,8 +51,17 @@ struct kernel {
 
 std::string fmt_hex(uint64_t v);
 
-// ENOMEM as the kernel would report it from a page fault or an allocation.
-status oom_status(const kernel& k, const char* what);
+// ENOMEM as the kernel would report it from a page fault or an allocation: what was being
+// allocated, from which zonelist, and where low memory went.
+status oom_status(const kernel& k, const char* what, gfp_zone g);
+// Pages mem_map and the kernel image take at boot.
+uint64_t boot_reserved_pages(const kernel_profile& p, uint64_t total_pages);
+
+// --- vma.cc: vm_area_struct objects (kernel/fork.c vm_area_alloc/dup/free) ---
+// Gives vma its slab object. ENOMEM when low memory is out.
+status vm_area_alloc(kernel& k, vm_area_struct& vma);
+// Unlinks the VMA from its anon_vmas and frees its object.
+void vm_area_free(kernel& k, vm_area_struct& vma);
 
 // --- pgalloc.cc: allocation and accounting of page-table nodes ---
 pt_dir* pgd_alloc(kernel& k, mm_struct& mm);       // nullptr on ENOMEM

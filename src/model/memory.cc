@@ -74,10 +74,9 @@ bool make_resident(kernel& k, const vm_area_struct& vma, vaddr base, uint32_t i)
   mem_object& obj = k.objects[vma.object];
   const uint64_t pg = vma.pgoff + ((base + (vaddr{i} << 12) - vma.vm_start) >> 12);
   if (obj.is_resident(pg)) return true;
-  if (!k.pm.try_charge(1)) return false;
+  if (!k.pm.alloc(page_use::cache, gfp_zone::highuser, 1)) return false;
   obj.resident[pg >> 6] |= bit(uint32_t(pg & 63));
   ++obj.nr_resident;
-  ++k.pm.cache_pages;
   return true;
 }
 
@@ -91,6 +90,29 @@ void map_word(kernel& k, pte_table* t, uint32_t w, uint64_t m) {
   k.store.own_present(t);
   t->present[w] |= m;
   t->nr_present = static_cast<uint16_t>(t->nr_present + popcount64(m));
+}
+
+// Object page behind entry i of the table at `base`.
+uint64_t object_pg(const vm_area_struct& vma, vaddr base, uint32_t i) {
+  return vma.pgoff + ((base + (vaddr{i} << 12) - vma.vm_start) >> 12);
+}
+
+// Maps the object pages of `m` (one word, none present yet): page_add_rmap for each, in
+// address order, then the PTEs. On ENOMEM (a pte_chain) the pages before the failing one
+// stay mapped, as the kernel leaves them. `done` gets what was mapped.
+status map_object_word(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr base, pte_table* t, uint32_t w,
+                       uint64_t m, uint64_t& done) {
+  done = 0;
+  status s;
+  for (uint64_t b = m; b; b &= b - 1) {
+    const uint32_t i = w * 64 + uint32_t(__builtin_ctzll(b));
+    s = page_add_rmap(k, object_page(k, vma.object, object_pg(vma, base, i)), false);
+    if (!s.ok()) break;
+    done |= b & (~b + 1);
+  }
+  map_word(k, t, w, done);
+  rss_for_object(k, mm, vma) += uint64_t(popcount64(done));
+  return s;
 }
 
 void maybe_full(kernel& k, pte_table* t) {
@@ -136,16 +158,16 @@ status read_fault_at(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, 
   }
   const uint32_t pw = (p >> 6) - w0;
   if (!(cached[pw] & bit(p))) {
-    if (!make_resident(k, vma, base, p)) return oom_status(k, "a page-cache page");
+    if (!make_resident(k, vma, base, p)) return oom_status(k, "a page-cache page", gfp_zone::highuser);
     cached[pw] |= bit(p);
     if (res) res[p >> 6] |= bit(p);
   }
-  uint64_t& rss = rss_for_object(k, mm, vma);
   for (uint32_t x = w0; x <= w1; ++x) {
     const uint64_t m = win[x - w0] & cached[x - w0] & ~t->word(x);
-    map_word(k, t, x, m);
-    rss += uint64_t(popcount64(m));
-    if (need) need[x] &= ~m;
+    uint64_t done = 0;
+    status s = map_object_word(k, mm, vma, base, t, x, m, done);
+    if (need) need[x] &= ~done;
+    if (!s.ok()) return s;
   }
   return {};
 }
@@ -164,7 +186,7 @@ status read_fault_object(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr ba
 
 // Write to a PTE that is present but not writable (do_wp_page): reuse an anon page that
 // is mapped only here, otherwise copy (COW). Shared write-notify mappings just upgrade.
-status wp_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, pte_table* t, uint32_t i) {
+status wp_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_table* t, uint32_t i) {
   ++k.faults;
   ++mm.min_flt;
   const uint32_t w = i >> 6;
@@ -173,19 +195,26 @@ status wp_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, pte_table* t, uin
     const bool was_anon = t->anon_word(w) & bit(i);
     const uint32_t id = t->anon ? t->anon[i] : 0;
     if (!(was_anon && (id == 0 || k.pm.mapcount(id) == 1))) {
-      if (!k.pm.try_charge(1)) return oom_status(k, "an anonymous page (COW)");
+      // wp_page_copy(): anon_vma_prepare, a new page, the old page's rmap goes.
+      if (!k.pm.can_alloc(gfp_zone::highuser, 1)) return oom_status(k, "an anonymous page (COW)", gfp_zone::highuser);
+      if (status s = anon_vma_prepare(k, mm, vma); !s.ok()) return s;
+      k.pm.alloc(page_use::anon, gfp_zone::highuser, 1);
       ++k.cow_faults;
-      k.pm.add_exclusive_anon(1);
       if (id) {
-        k.pm.put_anon(id);  // anon replaces anon: RSS unchanged
+        page_rmap r = anon_page(k, id);  // anon replaces anon: RSS unchanged
+        page_remove_rmap(k, r, true);
+        if (*r.mapcount == 0) k.pm.release_anon(id);
         t->anon[i] = 0;
       } else {
         ++mm.rss.anon;  // replaces the zero page or a page-cache page
-        if (!vma.is_anon()) --rss_for_object(k, mm, vma);
+        if (!vma.is_anon()) {
+          --rss_for_object(k, mm, vma);
+          page_remove_rmap(k, object_page(k, vma.object, object_pg(vma, base, i)), false);
+        }
         k.store.ensure_anonmap(t);
         t->anonmap[w] |= bit(i);
       }
-      if (!vma.has_anon_vma) { vma.has_anon_vma = true; vma.anon_vma_id = k.next_anon_vma++; }
+      page_add_anon_exclusive(k, 1);
     }
   }
   t->writable[w] |= bit(i);
@@ -196,7 +225,7 @@ status wp_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, pte_table* t, uin
 status write_fault_none(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_table* t, uint32_t w, uint64_t m) {
   const uint64_t cold = vma.is_anon() ? 0 : uint64_t(popcount64(m & ~resident_word(k, vma, base, w)));
   const uint64_t cost = cold + (vma.shared ? 0 : uint64_t(popcount64(m)));
-  if ((m & (m - 1)) && !k.pm.try_charge(cost)) {
+  if ((m & (m - 1)) && !k.pm.can_alloc(gfp_zone::highuser, cost)) {
     // Not everything fits: the kernel faults page by page, in address order, and fails at
     // the first page it cannot allocate; so do we.
     for (uint64_t b = m; b; b &= b - 1)
@@ -205,31 +234,41 @@ status write_fault_none(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr bas
   }
   if (vma.shared) {
     for (uint64_t b = m & ~resident_word(k, vma, base, w); b; b &= b - 1)
-      if (!make_resident(k, vma, base, w * 64 + uint32_t(__builtin_ctzll(b)))) return oom_status(k, "a page-cache page");
-    if (tracks_writable(k, vma)) { k.store.ensure_writable(t); t->writable[w] |= m; }
-    map_word(k, t, w, m);
-    rss_for_object(k, mm, vma) += uint64_t(popcount64(m));
-  } else {
-    // do_anonymous_page (write) or do_cow_fault: a fresh anonymous page per entry.
-    const uint64_t n = uint64_t(popcount64(m));
-    if (!vma.is_anon())
-      for (uint64_t b = m; b; b &= b - 1)
-        if (!make_resident(k, vma, base, w * 64 + uint32_t(__builtin_ctzll(b)))) return oom_status(k, "a page-cache page");
-    if (!k.pm.try_charge(n)) return oom_status(k, "an anonymous page");
-    k.store.ensure_writable(t);
-    k.store.ensure_anonmap(t);
-    k.pm.add_exclusive_anon(n);
-    t->anonmap[w] |= m;
-    t->writable[w] |= m;
-    map_word(k, t, w, m);
-    mm.rss.anon += n;
-    if (!vma.has_anon_vma) { vma.has_anon_vma = true; vma.anon_vma_id = k.next_anon_vma++; }
+      if (!make_resident(k, vma, base, w * 64 + uint32_t(__builtin_ctzll(b))))
+        return oom_status(k, "a page-cache page", gfp_zone::highuser);
+    uint64_t done = 0;
+    status s = map_object_word(k, mm, vma, base, t, w, m, done);
+    if (tracks_writable(k, vma) && done) { k.store.ensure_writable(t); t->writable[w] |= done; }
+    k.faults += uint64_t(popcount64(done));
+    mm.min_flt += uint64_t(popcount64(done));
+    return s;
   }
-  k.faults += uint64_t(popcount64(m));
-  mm.min_flt += uint64_t(popcount64(m));
+  // do_anonymous_page (write) or do_cow_fault: anon_vma_prepare, a fresh anonymous page
+  // per entry (PageDirect: no rmap allocation).
+  const uint64_t n = uint64_t(popcount64(m));
+  if (!vma.is_anon())
+    for (uint64_t b = m; b; b &= b - 1)
+      if (!make_resident(k, vma, base, w * 64 + uint32_t(__builtin_ctzll(b))))
+        return oom_status(k, "a page-cache page", gfp_zone::highuser);
+  if (!k.pm.can_alloc(gfp_zone::highuser, n)) return oom_status(k, "an anonymous page", gfp_zone::highuser);
+  if (status s = anon_vma_prepare(k, mm, vma); !s.ok()) return s;
+  k.pm.alloc(page_use::anon, gfp_zone::highuser, n);
+  page_add_anon_exclusive(k, n);
+  k.store.ensure_writable(t);
+  k.store.ensure_anonmap(t);
+  t->anonmap[w] |= m;
+  t->writable[w] |= m;
+  map_word(k, t, w, m);
+  mm.rss.anon += n;
+  k.faults += n;
+  mm.min_flt += n;
   return {};
 }
 
+}  // namespace
+
+namespace {
+gfp_zone pte_gfp(const kernel& k) { return k.prof.zones.highpte ? gfp_zone::highuser : gfp_zone::kernel; }
 }  // namespace
 
 pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom) {
@@ -265,7 +304,7 @@ status fault_table_locked(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr b
 status fault_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint64_t* mask, bool write) {
   bool oom = false;
   pte_table* t = pte_walk(k, mm, base, true, &oom);
-  if (!t) return oom_status(k, "a page-table page");
+  if (!t) return oom_status(k, "a page-table page", pte_gfp(k));
   status s = fault_table_locked(k, mm, vma, base, t, mask, write);
   maybe_full(k, t);  // also after a failure part-way: the invariant holds on every path
   return s;
@@ -287,7 +326,7 @@ status fault_table_locked(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr b
       if (wp_possible) {
         uint64_t wp = mask[w] & t->word(w) & ~t->writable_word(w) & ~need[w];
         for (; wp; wp &= wp - 1)
-          if (status s = wp_fault(k, mm, vma, t, w * 64 + uint32_t(__builtin_ctzll(wp))); !s.ok()) return s;
+          if (status s = wp_fault(k, mm, vma, base, t, w * 64 + uint32_t(__builtin_ctzll(wp))); !s.ok()) return s;
       }
     }
     return {};
@@ -310,7 +349,7 @@ status fault_table_locked(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr b
 status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write) {
   bool oom = false;
   pte_table* t = pte_walk(k, mm, addr, true, &oom);
-  if (!t) return oom_status(k, "a page-table page");
+  if (!t) return oom_status(k, "a page-table page", pte_gfp(k));
   const table_view tv = view_of(k);
   const uint32_t i = uint32_t((addr >> 12) & (tv.entries - 1));
   const uint32_t w = i >> 6;
@@ -381,9 +420,18 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
         if (t->anon && am)
           for (uint64_t b = am; b; b &= b - 1) {
             uint32_t& id = t->anon[w * 64 + uint32_t(__builtin_ctzll(b))];
-            if (id) { k.pm.put_anon(id); id = 0; --exclusive; }
+            if (!id) continue;
+            page_rmap r = anon_page(k, id);
+            page_remove_rmap(k, r, true);
+            if (*r.mapcount == 0) k.pm.release_anon(id);
+            id = 0;
+            --exclusive;
           }
-        k.pm.free_exclusive_anon(exclusive);
+        page_remove_anon_exclusive(k, exclusive);
+        k.pm.free(page_use::anon, exclusive);
+        if (!vma.is_anon())
+          for (uint64_t b = m & ~am; b; b &= b - 1)
+            page_remove_rmap(k, object_page(k, vma.object, object_pg(vma, base, w * 64 + uint32_t(__builtin_ctzll(b)))), false);
         const uint64_t anon_n = uint64_t(popcount64(am));
         mm.rss.anon -= anon_n;
         if (t->anonmap) t->anonmap[w] &= ~m;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/pgtable.h"
+#include "model/slab.h"
 #include "vmlab/op.h"
 #include "vmlab/run_result.h"
 
@@ -24,6 +25,10 @@ struct mem_object {
   uint64_t nr_pages = 0;
   std::vector<uint64_t> resident;  // page-cache presence bitmap, one bit per page
   uint64_t nr_resident = 0;
+  // Per page, where struct page keeps them (rmap.h): PTEs mapping it, and the pte_chain
+  // head + 1 (allocated only under the pte_chain scheme).
+  std::vector<uint32_t> mapcount;
+  std::vector<uint32_t> chain;
   [[nodiscard]] bool is_resident(uint64_t pg) const { return (resident[pg >> 6] >> (pg & 63)) & 1; }
 };
 
@@ -36,10 +41,19 @@ struct vm_area_struct {
   int32_t object = -1; // index into sim objects; -1 = anonymous
   uint64_t pgoff = 0;  // object page of vm_start; for anonymous VMAs vm_start >> PAGE_SHIFT
   // Set by the first fault that allocates an anonymous page in a private VMA
-  // (anon_vma_prepare), inherited at fork. vma_needs_copy() asks for it.
+  // (anon_vma_prepare), inherited at fork. vma_needs_copy() asks for it. Kept under
+  // every rmap scheme: 2.5 had no anon_vma but the same "took an anonymous page" fact.
   bool has_anon_vma = false;
-  // Which anon_vma (lineage) for merge decisions: VMAs merge only with the same one or none.
-  uint64_t anon_vma_id = 0;
+  // The object schemes' anon_vma (index into kernel::anon_vmas; 0 = none). VMAs merge
+  // only with the same one or none.
+  uint32_t anon_vma = 0;
+  // anon_vma_chain: one link per anon_vma this VMA is on, with its AVC slab object.
+  struct avc_link {
+    uint32_t av = 0;
+    slab_object obj{};
+  };
+  std::vector<avc_link> avcs;
+  slab_object obj{};  // this VMA's vm_area_struct
 
   [[nodiscard]] bool writable() const { return prot & prot_write; }
   [[nodiscard]] bool is_anon() const { return object < 0; }
@@ -57,6 +71,8 @@ struct mm_rss {
 struct mm_struct {
   uint32_t pid = 0;
   pt_dir* pgd = nullptr;
+  slab_object obj{};      // the mm_struct itself
+  slab_object pgd_obj{};  // PAE: the 32-byte PGD from the "pgd" cache
   std::map<vaddr, vm_area_struct> vmas;  // by vm_start; sorted, non-overlapping
   bytes pgtables_bytes = 0;              // mm->pgtables_bytes: what VmPTE reports
   level_counts nr_tables{};              // tables this mm points to, per level

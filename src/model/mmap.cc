@@ -19,45 +19,67 @@ namespace {
 
 constexpr vaddr kMmapMinAddr = 64 * KiB;
 
-bool can_merge(const vm_area_struct& a, const vm_area_struct& b) {
+// is_mergeable_anon_vma(): the same anon_vma, or one side without; under anon_vma_chain
+// a VMA that is on several anon_vmas (forked) does not merge with one that has none.
+bool anon_compatible(const kernel& k, const vm_area_struct& a, const vm_area_struct& b) {
+  if (a.anon_vma && b.anon_vma) return a.anon_vma == b.anon_vma;
+  const vm_area_struct& with = a.anon_vma ? a : b;
+  return k.prof.rmap.scheme != rmap_scheme::anon_vma_chain || with.avcs.size() <= 1;
+}
+
+bool can_merge(const kernel& k, const vm_area_struct& a, const vm_area_struct& b) {
   if (a.vm_end != b.vm_start) return false;
   if (a.prot != b.prot || a.shared != b.shared || a.locked != b.locked || a.object != b.object) return false;
   if (a.pgoff + a.pages() != b.pgoff) return false;
-  return !a.has_anon_vma || !b.has_anon_vma || a.anon_vma_id == b.anon_vma_id;
+  return anon_compatible(k, a, b);
+}
+
+// `keep` grows over `gone` (adjacent, can_merge): keep inherits gone's anon_vma if it had
+// none (dup_anon_vma), then gone is freed. false (nothing changed) on ENOMEM.
+bool absorb(kernel& k, mm_struct& mm, vm_area_struct& keep, std::map<vaddr, vm_area_struct>::iterator gone) {
+  vm_area_struct& g = gone->second;
+  if (!keep.anon_vma && g.anon_vma) {
+    keep.anon_vma = g.anon_vma;
+    if (!anon_vma_clone(k, keep, g).ok()) return false;  // anon_vma_clone reset keep.anon_vma
+  }
+  keep.vm_start = std::min(keep.vm_start, g.vm_start);
+  keep.vm_end = std::max(keep.vm_end, g.vm_end);
+  keep.has_anon_vma |= g.has_anon_vma;
+  vm_area_free(k, g);
+  mm.vmas.erase(gone);
+  return true;
 }
 
 // Merges the VMA starting at `start` with its neighbours where vma_merge would.
-void merge_around(mm_struct& mm, vaddr start) {
+void merge_around(kernel& k, mm_struct& mm, vaddr start) {
   auto it = mm.vmas.find(start);
   if (it == mm.vmas.end()) return;
   if (it != mm.vmas.begin()) {
     auto prev = std::prev(it);
-    if (can_merge(prev->second, it->second)) {
-      prev->second.vm_end = it->second.vm_end;
-      prev->second.has_anon_vma |= it->second.has_anon_vma;
-      if (!prev->second.anon_vma_id) prev->second.anon_vma_id = it->second.anon_vma_id;
-      mm.vmas.erase(it);
-      it = prev;
-    }
+    if (can_merge(k, prev->second, it->second) && absorb(k, mm, prev->second, it)) it = prev;
   }
   auto next = std::next(it);
-  if (next != mm.vmas.end() && can_merge(it->second, next->second)) {
-    it->second.vm_end = next->second.vm_end;
-    it->second.has_anon_vma |= next->second.has_anon_vma;
-    if (!it->second.anon_vma_id) it->second.anon_vma_id = next->second.anon_vma_id;
-    mm.vmas.erase(next);
-  }
+  if (next != mm.vmas.end() && can_merge(k, it->second, next->second)) absorb(k, mm, it->second, next);
 }
 
-// __split_vma at addr when addr falls strictly inside a VMA.
-void split_at(mm_struct& mm, vaddr addr) {
+// __split_vma at addr when addr falls strictly inside a VMA: a new vm_area_struct for the
+// tail, on every anon_vma of the head.
+status split_at(kernel& k, mm_struct& mm, vaddr addr) {
   vm_area_struct* v = find_vma(mm, addr);
-  if (!v || v->vm_start == addr) return;
+  if (!v || v->vm_start == addr) return {};
   vm_area_struct tail = *v;
+  tail.avcs.clear();
   tail.vm_start = addr;
   tail.pgoff = v->pgoff + ((addr - v->vm_start) >> 12);
+  if (status s = vm_area_alloc(k, tail); !s.ok()) return s;
+  if (status s = anon_vma_clone(k, tail, *v); !s.ok()) {
+    tail.anon_vma = 0;
+    vm_area_free(k, tail);
+    return s;
+  }
   v->vm_end = addr;
-  mm.vmas.emplace(addr, tail);
+  mm.vmas.emplace(addr, std::move(tail));
+  return {};
 }
 
 bool overlaps(const mm_struct& mm, vaddr start, vaddr end) {
@@ -179,21 +201,23 @@ result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
   v.locked = o.locked;
   v.object = o.object;
   v.pgoff = o.object < 0 ? addr >> 12 : o.obj_off >> 12;
+  if (status s = vm_area_alloc(k, v); !s.ok()) return s;
   mm.vmas.emplace(addr, v);
   mm.maps[o.map] = {addr, o.len};
-  merge_around(mm, addr);
+  merge_around(k, mm, addr);
   if (o.locked)
     if (status s = populate(k, mm, addr, addr + o.len); !s.ok()) return s;
   return addr;
 }
 
 status do_munmap(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
-  split_at(mm, start);
-  split_at(mm, end);
+  if (status s = split_at(k, mm, start); !s.ok()) return s;
+  if (status s = split_at(k, mm, end); !s.ok()) return s;
   std::vector<std::pair<vaddr, vaddr>> removed;
   for (auto it = mm.vmas.lower_bound(start); it != mm.vmas.end() && it->second.vm_start < end;) {
     zap_range(k, mm, it->second, it->second.vm_start, it->second.vm_end, false);
     removed.emplace_back(it->second.vm_start, it->second.vm_end);
+    vm_area_free(k, it->second);
     it = mm.vmas.erase(it);
   }
   if (removed.empty()) return {};
@@ -223,8 +247,8 @@ status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t pro
     if (!v) return status::io_error("ENOMEM: mprotect range includes unmapped pages");
     a = v->vm_end;
   }
-  split_at(mm, start);
-  split_at(mm, end);
+  if (status s = split_at(k, mm, start); !s.ok()) return s;
+  if (status s = split_at(k, mm, end); !s.ok()) return s;
   for (auto it = mm.vmas.lower_bound(start); it != mm.vmas.end() && it->second.vm_start < end; ++it) {
     if ((it->second.prot & prot_write) && !(prot & prot_write)) wrprotect_range(k, mm, it->second.vm_start, it->second.vm_end);
     it->second.prot = prot;
@@ -233,7 +257,7 @@ status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t pro
   std::vector<vaddr> starts;
   for (auto it = mm.vmas.lower_bound(start); it != mm.vmas.end() && it->second.vm_start <= end; ++it)
     starts.push_back(it->second.vm_start);
-  for (auto it = starts.rbegin(); it != starts.rend(); ++it) merge_around(mm, *it);
+  for (auto it = starts.rbegin(); it != starts.rend(); ++it) merge_around(k, mm, *it);
   return {};
 }
 

@@ -20,12 +20,15 @@ bytes node_bytes(const kernel_profile& p, int idx) {
   return idx == 0 ? p.pgd_bytes() : p.paging.at(idx).table_bytes();
 }
 
+// PTE pages come from highmem under CONFIG_HIGHPTE; every other level is GFP_KERNEL.
+gfp_zone node_gfp(const kernel_profile& p, int idx) {
+  return idx == p.paging.nr_levels - 1 && p.zones.highpte ? gfp_zone::highuser : gfp_zone::kernel;
+}
+
 void account_node(kernel& k, int idx, int64_t delta) {
   const level l = k.prof.paging.at(idx).lvl;
   const uint64_t pages = node_pages(k.prof, idx);
   k.pm.tables[static_cast<int>(l)] += static_cast<uint64_t>(delta);
-  k.pm.pgtable_pages += static_cast<uint64_t>(delta) * pages;
-  if (pages == 0) k.pm.slab_bytes += static_cast<uint64_t>(delta) * node_bytes(k.prof, idx);
   // PageTables counts only page-sized tables: a slab PGD is excluded even on 6.14+.
   if (k.prof.counts_in_page_tables(l) && pages)
     k.pm.nr_pagetable += static_cast<uint64_t>(delta) * pages * 4096;
@@ -48,14 +51,38 @@ void account_mm(kernel& k, mm_struct& mm, int idx, int64_t delta) {
 
 }  // namespace
 
-status oom_status(const kernel& k, const char* what) {
-  return status::io_error(std::string("ENOMEM: out of memory allocating ") + what + " (" +
-                          std::to_string(k.pm.used()) + " of " + std::to_string(k.pm.total_pages()) +
-                          " pages in use; the kernel would invoke the OOM killer)");
+status oom_status(const kernel& k, const char* what, gfp_zone g) {
+  const phys& pm = k.pm;
+  auto uses = [&](auto pages_of) {
+    std::string out;
+    for (int u = 0; u < kUses; ++u) {
+      const uint64_t n = pages_of(static_cast<page_use>(u));
+      if (n) out += std::string(out.empty() ? "" : ", ") + page_use_name(static_cast<page_use>(u)) + " " + std::to_string(n);
+    }
+    return out;
+  };
+  std::string msg = std::string("ENOMEM: out of memory allocating ") + what + ": ";
+  if (g == gfp_zone::kernel && pm.has_highmem()) {
+    // Kernel allocations cannot use highmem: say where low memory went.
+    msg += "zone Normal (low memory, " + std::to_string(pm.low_pages()) + " pages) is exhausted, " +
+           std::to_string(pm.low_free()) + " pages free; low memory holds " + uses([&](page_use u) {
+             return pm.zone_used(zone_type::dma, u) + pm.zone_used(zone_type::normal, u);
+           }) + " pages";
+    if (pm.zone_free(zone_type::highmem))
+      msg += " while HighMem has " + std::to_string(pm.zone_free(zone_type::highmem)) + " pages free";
+  } else {
+    msg += std::string("every zone is full (") + std::to_string(pm.used()) + " of " + std::to_string(pm.total_pages()) +
+           " pages in use: " + uses([&](page_use u) { return pm.used(u); }) + ")";
+  }
+  return status::io_error(msg + "; the kernel would invoke the OOM killer");
+}
+
+uint64_t boot_reserved_pages(const kernel_profile& p, uint64_t total_pages) {
+  return div_round_up(total_pages * p.objs.struct_page, 4096) + div_round_up(p.objs.kernel_image, 4096);
 }
 
 void* pt_alloc(kernel& k, mm_struct& mm, int idx) {
-  if (!k.pm.try_charge(node_pages(k.prof, idx))) return nullptr;
+  if (!k.pm.alloc(page_use::pgtable, node_gfp(k.prof, idx), node_pages(k.prof, idx))) return nullptr;
   void* node;
   if (idx == k.prof.paging.nr_levels - 1)
     node = k.store.new_pte_table();
@@ -72,6 +99,7 @@ void pt_put(kernel& k, mm_struct& mm, int idx, void* node) {
                                                      : static_cast<pt_dir*>(node)->refcount;
   if (--ref > 0) return;  // still mapped by another address space
   account_node(k, idx, -1);
+  k.pm.free(page_use::pgtable, node_pages(k.prof, idx));
   if (idx == k.prof.paging.nr_levels - 1)
     k.store.free_pte_table(static_cast<pte_table*>(node));
   else
@@ -82,7 +110,13 @@ void pt_put(kernel& k, mm_struct& mm, int idx, void* node) {
 pt_dir* pgd_alloc(kernel& k, mm_struct& mm) {
   // PAE: the user PMDs come with the PGD (preallocate_pmds), so charge them together.
   const int pre = k.prof.paging.preallocated_pmds;
-  if (!k.pm.try_charge(node_pages(k.prof, 0) + uint64_t(pre) * node_pages(k.prof, 1))) return nullptr;
+  if (!k.pm.can_alloc(gfp_zone::kernel, node_pages(k.prof, 0) + uint64_t(pre) * node_pages(k.prof, 1))) return nullptr;
+  if (k.prof.paging.pgd_from_slab) {
+    auto obj = kmem_alloc(k, kmem_kind::pgd);
+    if (!obj) return nullptr;
+    mm.pgd_obj = *obj;
+  }
+  k.pm.alloc(page_use::pgtable, gfp_zone::kernel, node_pages(k.prof, 0));
   pt_dir* pgd = k.store.new_dir(k.prof.paging.at(0).entries);
   account_node(k, 0, +1);
   account_mm(k, mm, 0, +1);
@@ -99,6 +133,7 @@ void pgd_free(kernel& k, mm_struct& mm) {
   for (int i = 0; i < k.prof.paging.preallocated_pmds; ++i)
     if (mm.pgd->slot[i]) pt_put(k, mm, 1, mm.pgd->slot[i]);
   pt_put(k, mm, 0, mm.pgd);
+  if (k.prof.paging.pgd_from_slab) kmem_free(k, kmem_kind::pgd, mm.pgd_obj);
   mm.pgd = nullptr;
 }
 

@@ -1,25 +1,149 @@
 #include "model/phys.h"
 
+#include <algorithm>
+
 namespace vmlab {
 
-uint32_t phys::share_anon() {
+const char* zone_name(zone_type z) {
+  switch (z) {
+    case zone_type::dma: return "DMA";
+    case zone_type::dma32: return "DMA32";
+    case zone_type::normal: return "Normal";
+    case zone_type::highmem: return "HighMem";
+  }
+  return "?";
+}
+
+const char* page_use_name(page_use u) {
+  switch (u) {
+    case page_use::anon: return "anonymous pages";
+    case page_use::cache: return "page cache";
+    case page_use::pgtable: return "page tables";
+    case page_use::slab: return "slab";
+    case page_use::reserved: return "mem_map and kernel image";
+  }
+  return "?";
+}
+
+phys::phys(const zone_policy& zp, uint64_t total_pages, uint64_t reserved) : total_(total_pages) {
+  constexpr uint64_t kDmaPages = (16 * MiB) >> 12;
+  auto z = [&](zone_type t) -> uint64_t& { return present_[static_cast<int>(t)]; };
+  uint64_t rest = total_pages;
+  z(zone_type::dma) = std::min(rest, kDmaPages);
+  rest -= z(zone_type::dma);
+  if (zp.highmem) {
+    z(zone_type::normal) = std::min(rest, (zp.lowmem_limit >> 12) - kDmaPages);
+    z(zone_type::highmem) = rest - z(zone_type::normal);
+    highuser_ = {zone_type::highmem, zone_type::normal, zone_type::dma};
+    kernel_ = {zone_type::normal, zone_type::dma};
+  } else if (zp.dma32_limit) {
+    z(zone_type::dma32) = std::min(rest, (zp.dma32_limit >> 12) - kDmaPages);
+    z(zone_type::normal) = rest - z(zone_type::dma32);
+    highuser_ = kernel_ = {zone_type::normal, zone_type::dma32, zone_type::dma};
+  } else {
+    z(zone_type::normal) = rest;
+    highuser_ = kernel_ = {zone_type::normal, zone_type::dma};
+  }
+  // Drop zones with no pages from the lists; boot reservations come from low memory.
+  for (auto* l : {&highuser_, &kernel_})
+    l->erase(std::remove_if(l->begin(), l->end(), [&](zone_type t) { return z(t) == 0; }), l->end());
+  min_low_free_ = low_pages();
+  min_free_ = total_;
+  min_high_free_ = zone_pages(zone_type::highmem);
+  alloc(page_use::reserved, gfp_zone::kernel, std::min(reserved, low_pages()));
+}
+
+uint64_t phys::used() const {
+  uint64_t n = 0;
+  for (uint64_t u : by_use_) n += u;
+  return n;
+}
+
+uint64_t phys::zone_used(zone_type z) const {
+  uint64_t n = 0;
+  for (uint64_t u : used_[static_cast<int>(z)]) n += u;
+  return n;
+}
+
+uint64_t phys::low_pages() const {
+  return present_[static_cast<int>(zone_type::dma)] + present_[static_cast<int>(zone_type::dma32)] +
+         present_[static_cast<int>(zone_type::normal)];
+}
+
+uint64_t phys::low_free() const {
+  return zone_free(zone_type::dma) + zone_free(zone_type::dma32) + zone_free(zone_type::normal);
+}
+
+bool phys::can_alloc(gfp_zone g, uint64_t n) const {
+  uint64_t avail = 0;
+  for (zone_type z : zonelist(g)) {
+    avail += zone_free(z);
+    if (avail >= n) return true;
+  }
+  return n == 0;
+}
+
+bool phys::alloc(page_use use, gfp_zone g, uint64_t n) {
+  if (!can_alloc(g, n)) return false;
+  const int u = static_cast<int>(use);
+  by_use_[u] += n;
+  max_by_use_[u] = std::max(max_by_use_[u], by_use_[u]);
+  for (zone_type z : zonelist(g)) {
+    const uint64_t take = std::min(n, zone_free(z));
+    used_[static_cast<int>(z)][u] += take;
+    n -= take;
+    if (!n) break;
+  }
+  note_minima();
+  return true;
+}
+
+void phys::free(page_use use, uint64_t n) {
+  const int u = static_cast<int>(use);
+  by_use_[u] -= n;
+  for (int z = 0; z < kZones && n; ++z) {  // DMA, DMA32, Normal, HighMem: least preferred first
+    const uint64_t give = std::min(n, used_[z][u]);
+    used_[z][u] -= give;
+    n -= give;
+  }
+}
+
+zone_type phys::exhausted(gfp_zone g) const {
+  // The kernel's OOM report names the preferred zone of the failing allocation.
+  return zonelist(g).empty() ? zone_type::normal : zonelist(g).front();
+}
+
+void phys::note_minima() {
+  min_low_free_ = std::min(min_low_free_, low_free());
+  min_free_ = std::min(min_free_, total_ - used());
+  min_high_free_ = std::min(min_high_free_, zone_free(zone_type::highmem));
+}
+
+uint32_t phys::share_anon(uint32_t origin) {
   uint32_t id;
   if (!free_ids_.empty()) {
     id = free_ids_.back();
     free_ids_.pop_back();
   } else {
+    if (mapcount_.empty()) {  // id 0: none
+      mapcount_.push_back(0);
+      chain_.push_back(0);
+      origin_.push_back(0);
+    }
     id = static_cast<uint32_t>(mapcount_.size());
     mapcount_.push_back(0);
+    chain_.push_back(0);
+    origin_.push_back(0);
   }
   mapcount_[id] = 1;
+  chain_[id] = 0;
+  origin_[id] = origin;
   return id;
 }
 
-void phys::put_anon(uint32_t id) {
-  if (--mapcount_[id] == 0) {
-    free_ids_.push_back(id);
-    --anon_pages;
-  }
+void phys::release_anon(uint32_t id) {
+  free_ids_.push_back(id);
+  free(page_use::anon, 1);
 }
 
 }  // namespace vmlab

@@ -1,57 +1,129 @@
-// Physical memory: what the simulated kernel has allocated, by kind, against the
-// machine's size; and anonymous pages with their mapcounts.
+// Physical memory: the page allocator's zones, every allocation tagged with what it is
+// for, and anonymous pages with their mapcounts.
 //
-// Kernel: mm/page_alloc.c (the allocation that can fail), include/linux/mm.h
-// (page_mapcount), the NR_PAGETABLE vmstat counter behind /proc/meminfo PageTables.
-// Simplifications (named here, and in docs/decisions.md): no zones yet (one node, one
-// zone), no buddy orders, no reclaim and no swap, so a page that is allocated stays until
-// it is freed and an allocation beyond the machine's size fails (the kernel would enter
-// the OOM killer; vmlab stops the run and reports the op).
+// Kernel: mm/page_alloc.c (zonelists, the allocation that can fail), include/linux/mmzone.h
+// (ZONE_DMA, ZONE_DMA32, ZONE_NORMAL, ZONE_HIGHMEM), arch/i386/mm/init.c (896 MiB of
+// direct-mapped low memory), include/linux/mm.h (page_mapcount).
+//
+// Why zones matter here: on i386 every kernel allocation vmlab models (page tables unless
+// CONFIG_HIGHPTE, pte_chains, VMAs, anon_vmas, mm_structs, the mem_map itself) comes out of
+// ZONE_DMA + ZONE_NORMAL, 896 MiB however much RAM the box has. That limit, not RAM, is
+// what made 2.5's pte_chains fail at scale (seed 000).
+//
+// Simplifications (named here and in docs/decisions.md):
+//  * No watermarks, no lowmem_reserve, no reclaim, no swap: a zone is usable to its last
+//    page, a page stays allocated until it is freed, and an allocation no zone of its
+//    zonelist can satisfy fails (the kernel would enter the OOM killer; vmlab stops the run
+//    and reports the op, the allocation and the zone).
+//  * Pages carry no zone: a free of n pages of one use returns them to the zones that use
+//    holds pages in, least-preferred zone first (the fallback allocations, made last, go
+//    back first). Exact for every use that lives in one zone, which is all kernel uses
+//    unless ZONE_NORMAL overflowed into ZONE_DMA.
+//  * An allocation of n pages either gets all of them (across zones, in zonelist order)
+//    or none; the callers that must fail part-way allocate page by page.
 //
 // Invariants:
-//  1. used() == anon_pages + cache_pages + pgtable_pages + slab_pages <= total_pages.
+//  1. sum over zones of used(z) + free(z) == present pages; used(z) == sum of its uses.
 //  2. anon id 0 is never handed out; mapcount(id) == 0 iff id is free.
-//  3. anon_pages counts exclusive anonymous pages (no id) plus pages with an id.
+//  3. used(page_use::anon) counts exclusive anonymous pages (no id) plus pages with an id.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
+#include "model/profile.h"
 #include "vmlab/run_result.h"
 
 namespace vmlab {
 
+enum class zone_type : uint8_t { dma, dma32, normal, highmem };
+inline constexpr int kZones = 4;
+const char* zone_name(zone_type z);  // the kernel's names: "DMA", "DMA32", "Normal", "HighMem"
+
+// What a page is used for. Every simulated allocation carries one of these tags.
+enum class page_use : uint8_t {
+  anon,      // anonymous user pages (AnonPages)
+  cache,     // page cache of shm segments and files
+  pgtable,   // page-table pages (all levels, whatever PageTables reports)
+  slab,      // slab pages of every simulated kmem_cache
+  reserved,  // boot: mem_map and the kernel image
+};
+inline constexpr int kUses = 5;
+const char* page_use_name(page_use u);
+
+// The zone modifier of an allocation's gfp mask: which zonelist it walks.
+enum class gfp_zone : uint8_t {
+  highuser,  // GFP_HIGHUSER(_MOVABLE): user pages, and PTE pages under CONFIG_HIGHPTE
+  kernel,    // GFP_KERNEL: slab, page tables; never ZONE_HIGHMEM
+};
+
 class phys {
  public:
-  explicit phys(uint64_t total_pages) : total_(total_pages) { mapcount_.push_back(0); }
+  // A machine of total_pages page frames, zoned as the policy says, with `reserved` pages
+  // (mem_map, kernel image) taken from low memory at boot.
+  phys(const zone_policy& zp, uint64_t total_pages, uint64_t reserved);
 
-  // Whether n more pages fit. Callers then count the pages in the counter of their kind
-  // (anon_pages, cache_pages, pgtable_pages), which is what used() adds up.
-  [[nodiscard]] bool try_charge(uint64_t n) const { return used() + n <= total_; }
-  [[nodiscard]] uint64_t total_pages() const { return total_; }
-  [[nodiscard]] uint64_t used() const { return anon_pages + cache_pages + pgtable_pages + slab_bytes / 4096; }
+  // n pages for `use` from the zonelist of g, preferred zone first; all or nothing. On
+  // failure nothing changes and exhausted() names the zone that ran out.
+  bool alloc(page_use use, gfp_zone g, uint64_t n);
+  [[nodiscard]] bool can_alloc(gfp_zone g, uint64_t n) const;
+  // Returns n pages of `use` (REQUIRES: that many are allocated).
+  void free(page_use use, uint64_t n);
+  // The last zone of g's zonelist: the one an out-of-memory report names.
+  [[nodiscard]] zone_type exhausted(gfp_zone g) const;
 
-  // Anonymous pages. Exclusive ones are only counted (REQUIRES: try_charge(n)); a page
-  // that fork makes shared gets an id with a mapcount.
-  void add_exclusive_anon(uint64_t n) { anon_pages += n; }
-  void free_exclusive_anon(uint64_t n) { anon_pages -= n; }
-  // Gives an exclusive page an identity (mapcount 1); the page is already counted.
-  uint32_t share_anon();
-  void get_anon(uint32_t id) { ++mapcount_[id]; }
-  // Drops one mapping; frees the page when it was the last.
-  void put_anon(uint32_t id);
+  // Gives an exclusive anonymous page an identity (mapcount 1); it is already counted.
+  // `origin`: the anon_vma it belongs to (folio->mapping), 0 under schemes without one.
+  uint32_t share_anon(uint32_t origin);
+  [[nodiscard]] uint32_t anon_origin(uint32_t id) const { return origin_[id]; }
+  // The page's mapcount and pte_chain head, where struct page keeps them (see rmap.h).
+  uint32_t* anon_mapcount(uint32_t id) { return &mapcount_[id]; }
+  uint32_t* anon_chain(uint32_t id) { return &chain_[id]; }
   [[nodiscard]] uint32_t mapcount(uint32_t id) const { return mapcount_[id]; }
+  [[nodiscard]] uint32_t chain(uint32_t id) const { return chain_[id]; }
+  // Releases an id whose mapcount reached 0, and its page.
+  void release_anon(uint32_t id);
 
-  uint64_t anon_pages = 0;     // AnonPages
-  uint64_t cache_pages = 0;    // page cache of shm segments and files (Shmem + Cached)
-  uint64_t pgtable_pages = 0;  // every page-table page, whatever the profile reports
-  uint64_t slab_bytes = 0;     // slab-allocated page tables (PAE PGDs)
+  [[nodiscard]] uint64_t total_pages() const { return total_; }
+  [[nodiscard]] uint64_t used() const;
+  [[nodiscard]] uint64_t used(page_use u) const { return by_use_[static_cast<int>(u)]; }
+  [[nodiscard]] bool zone_present(zone_type z) const { return present_[static_cast<int>(z)] > 0; }
+  [[nodiscard]] uint64_t zone_pages(zone_type z) const { return present_[static_cast<int>(z)]; }
+  [[nodiscard]] uint64_t zone_used(zone_type z) const;
+  [[nodiscard]] uint64_t zone_used(zone_type z, page_use u) const {
+    return used_[static_cast<int>(z)][static_cast<int>(u)];
+  }
+  [[nodiscard]] uint64_t zone_free(zone_type z) const { return zone_pages(z) - zone_used(z); }
+  [[nodiscard]] bool has_highmem() const { return zone_present(zone_type::highmem); }
+  // ZONE_DMA + ZONE_DMA32 + ZONE_NORMAL (LowTotal/LowFree on a highmem kernel).
+  [[nodiscard]] uint64_t low_pages() const;
+  [[nodiscard]] uint64_t low_free() const;
+  // The smallest low_free() and free pages ever seen (LowFree / MemFree minima).
+  [[nodiscard]] uint64_t min_low_free() const { return min_low_free_; }
+  [[nodiscard]] uint64_t min_free() const { return min_free_; }
+  [[nodiscard]] uint64_t min_high_free() const { return min_high_free_; }
+  [[nodiscard]] uint64_t max_used(page_use u) const { return max_by_use_[static_cast<int>(u)]; }
+
   bytes nr_pagetable = 0;      // NR_PAGETABLE: the levels the profile counts, in bytes
   level_counts tables{};       // page-table nodes in existence, per level
 
  private:
+  [[nodiscard]] const std::vector<zone_type>& zonelist(gfp_zone g) const {
+    return g == gfp_zone::highuser ? highuser_ : kernel_;
+  }
+  void note_minima();
+
   uint64_t total_;
+  std::array<uint64_t, kZones> present_{};
+  std::array<std::array<uint64_t, kUses>, kZones> used_{};
+  std::array<uint64_t, kUses> by_use_{};
+  std::vector<zone_type> highuser_, kernel_;  // zonelists, preferred first
+  std::array<uint64_t, kUses> max_by_use_{};
+  uint64_t min_low_free_ = 0, min_free_ = 0, min_high_free_ = 0;
   std::vector<uint32_t> mapcount_;  // by anon id
+  std::vector<uint32_t> chain_;     // by anon id: pte_chain head + 1, 0 = none
+  std::vector<uint32_t> origin_;    // by anon id: its anon_vma
   std::vector<uint32_t> free_ids_;
 };
 

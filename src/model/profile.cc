@@ -17,7 +17,7 @@ constexpr level_mask kPtePmdPud = (1u << 2) | (1u << 3) | (1u << 4);
 kernel_profile linux_2_5_26() {
   kernel_profile p;
   p.name = "linux-2.5.26";
-  p.description = "Linux 2.5.26, i386 2-level (HIGHMEM4G), pre-rmap-rollup baseline of seed 000";
+  p.description = "Linux 2.5.26 + rmap rollup, i386 2-level (HIGHMEM4G), Pentium III: seed 000's kernel";
   p.paging = *find_paging_format("i386-2level");
   p.page_tables_levels = mask_of(level::pte);
   p.vmpte_levels = mask_of(level::pte);
@@ -27,6 +27,25 @@ kernel_profile linux_2_5_26() {
   p.layout = mmap_layout::legacy;
   p.mmap_base = p.paging.task_size / 3;  // TASK_UNMAPPED_BASE
   p.default_memory = 4 * GiB;
+  // Dave McCracken's 2.5.26 rmap rollup (seed 000): pte_chains of one 32-byte cache line
+  // (7 slots, seed 000's "32 bytes each"), PageDirect, the ReverseMaps counter; no
+  // per-CPU pte_chain cache (2.5.55) and no Mapped line (2.5.36).
+  p.rmap.scheme = rmap_scheme::pte_chain;
+  p.rmap.pte_chain_slots = 0;  // from the cache line: (32 - 4) / 4 = 7
+  p.rmap.pte_addr_bytes = 4;
+  p.meminfo = {.reverse_maps = true, .mapped = false, .mapped_counts_anon = true};
+  // Sizes on i386 (estimates from the 2.5 struct layouts): vm_area_struct 64 B
+  // (SLAB_HWCACHE_ALIGN, as 2.4/2.5 create it), mm_struct 384 B, struct page 40 B (with
+  // the rmap union; the 2.6.0 layout of linux-vm-internals.md section 1.2).
+  p.objs.vm_area_struct = {64, {.hwcache_align = true}};
+  p.objs.mm_struct = {384, {.hwcache_align = true}};
+  p.objs.pte_chain = {0, {.hwcache_align = true}};  // size: the cache line
+  p.objs.struct_page = 40;
+  p.objs.kernel_image = 4 * MiB;
+  p.objs.slab = slab_policy_i386_2_5(32);
+  p.objs.slab.nr_cpus = 8;
+  p.objs.slabinfo = slabinfo_format::v1_1;
+  p.zones = {.highmem = true, .lowmem_limit = 896 * MiB, .dma32_limit = 0, .highpte = false};
   return p;
 }
 
@@ -44,6 +63,24 @@ kernel_profile linux_2_6_15() {
   p.layout = mmap_layout::topdown;
   p.mmap_base = p.paging.task_size - 128 * MiB;  // TASK_SIZE minus the minimum stack gap
   p.default_memory = 16 * GiB;
+  // Object-based rmap (2.6.7): anon_vma per fork family, i_mmap prio_tree for files.
+  p.rmap = {.scheme = rmap_scheme::anon_vma};
+  p.meminfo = {.reverse_maps = false, .mapped = true, .mapped_counts_anon = true};
+  // i386 sizes (estimates from the 2.6.15 layouts): vm_area_struct 88 B (SLAB_PANIC only),
+  // anon_vma 12 B (spinlock + list_head; SLAB_DESTROY_BY_RCU, ctor), mm_struct 448 B,
+  // struct page 32 B ("32 bytes even with PAE", rmap 9), the PAE PGD from a 32-byte slab.
+  p.objs.vm_area_struct = {88, {}};
+  p.objs.mm_struct = {448, {.hwcache_align = true}};
+  p.objs.anon_vma = {12, {.ctor = true, .typesafe_by_rcu = true}};
+  p.objs.pte_chain = {};
+  p.objs.struct_page = 32;
+  p.objs.kernel_image = 4 * MiB;
+  p.objs.slab = slab_policy_i386_2_5(64);
+  p.objs.slab.bufctl_size = 4;
+  p.objs.slab.nr_cpus = 8;
+  p.objs.slabinfo = slabinfo_format::v2_1;
+  // HIGHMEM64G distribution kernels of the time set CONFIG_HIGHPTE.
+  p.zones = {.highmem = true, .lowmem_limit = 896 * MiB, .dma32_limit = 0, .highpte = true};
   return p;
 }
 
@@ -55,6 +92,17 @@ kernel_profile linux_2_6_15_x86_64() {
   p.paging = *find_paging_format("x86-64-4level");
   p.mmap_base = 0x400000000000ull;
   p.default_memory = 64 * GiB;
+  // x86-64 sizes (estimates from the 2.6.15 layouts): vm_area_struct 176 B, anon_vma 24 B,
+  // mm_struct 768 B, struct page 56 B. All memory is direct-mapped: DMA, DMA32, Normal.
+  p.objs.vm_area_struct = {176, {}};
+  p.objs.mm_struct = {768, {.hwcache_align = true}};
+  p.objs.anon_vma = {24, {.ctor = true, .typesafe_by_rcu = true}};
+  p.objs.struct_page = 56;
+  p.objs.kernel_image = 8 * MiB;
+  p.objs.slab = slab_policy_i386_2_5(64);
+  p.objs.slab.word_size = 8;
+  p.objs.slab.nr_cpus = 8;
+  p.zones = {.highmem = false, .lowmem_limit = 0, .dma32_limit = 4 * GiB, .highpte = false};
   return p;
 }
 
@@ -71,6 +119,19 @@ kernel_profile linux_6_18() {
   p.pt_reclaim = true;
   p.fault_around_bytes = 64 * KiB;
   p.default_memory = 24 * GiB;
+  // anon_vma_chain (2.6.34) with the anon_vma reuse heuristic (3.19); Mapped counts file
+  // pages only (NR_FILE_MAPPED, 2.6.18+). Sizes measured on this project's 6.18 hosts
+  // (/sys/kernel/slab, linux-vm-internals.md section 2.2); struct page is 64 B.
+  p.rmap = {.scheme = rmap_scheme::anon_vma_chain, .anon_vma_reuse = true};
+  p.meminfo = {.reverse_maps = false, .mapped = true, .mapped_counts_anon = false};
+  p.objs.vm_area_struct = {192, {.hwcache_align = true, .typesafe_by_rcu = true, .rcu_freeptr_offset = true}};
+  p.objs.mm_struct = {1568, {.hwcache_align = true}};
+  p.objs.anon_vma = {96, {.ctor = true, .typesafe_by_rcu = true}};
+  p.objs.anon_vma_chain = {64, {}};
+  p.objs.struct_page = 64;
+  p.objs.kernel_image = 32 * MiB;
+  p.objs.slab = slub_policy_x86_64(2);
+  p.objs.slabinfo = slabinfo_format::v2_1;
   return p;
 }
 
@@ -106,6 +167,16 @@ status parse_levels(const std::string& key, const std::string& v, level_mask& ou
 }
 
 }  // namespace
+
+const char* rmap_scheme_name(rmap_scheme s) {
+  switch (s) {
+    case rmap_scheme::none: return "none";
+    case rmap_scheme::pte_chain: return "pte_chain";
+    case rmap_scheme::anon_vma: return "anon_vma";
+    case rmap_scheme::anon_vma_chain: return "anon_vma_chain";
+  }
+  return "?";
+}
 
 bytes kernel_profile::pgd_bytes() const {
   if (paging.pgd_from_slab) return paging.at(0).table_bytes();
@@ -162,9 +233,46 @@ status apply_override(kernel_profile& p, const std::string& key, const std::stri
     else return status::invalid_argument("kernel override 'mmap_layout' must be topdown or legacy, not '" + value + "'");
     return {};
   }
+  if (key == "rmap") {
+    for (rmap_scheme r : {rmap_scheme::none, rmap_scheme::pte_chain, rmap_scheme::anon_vma, rmap_scheme::anon_vma_chain})
+      if (value == rmap_scheme_name(r)) {
+        p.rmap.scheme = r;
+        // Each scheme's objects: pte_chains only for pte_chain, anon_vma for the object
+        // schemes, anon_vma_chain for the last (sizes as the profile's arch has them).
+        const bool wide = p.paging.task_size > (uint64_t{1} << 32);  // 64-bit pointers
+        p.objs.pte_chain = r == rmap_scheme::pte_chain ? cache_decl{0, {.hwcache_align = true}} : cache_decl{};
+        if (r == rmap_scheme::pte_chain && !p.rmap.pte_addr_bytes)
+          p.rmap.pte_addr_bytes = wide || (p.zones.highpte && p.paging.pte().entry_bytes == 8) ? 8 : 4;
+        if (r == rmap_scheme::anon_vma || r == rmap_scheme::anon_vma_chain) {
+          if (!p.objs.anon_vma.object_size) p.objs.anon_vma = {wide ? 24u : 12u, {.ctor = true, .typesafe_by_rcu = true}};
+        } else {
+          p.objs.anon_vma = {};
+        }
+        if (r == rmap_scheme::anon_vma_chain) {
+          if (!p.objs.anon_vma_chain.object_size) p.objs.anon_vma_chain = {wide ? 64u : 32u, {}};
+        } else {
+          p.objs.anon_vma_chain = {};
+        }
+        return {};
+      }
+    return status::invalid_argument("kernel override 'rmap' must be none, pte_chain, anon_vma or anon_vma_chain, not '" + value + "'");
+  }
+  if (key == "pte_chain_slots") {
+    uint32_t v = 0;
+    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || ptr != value.data() + value.size() || v > 255)
+      return status::invalid_argument("kernel override 'pte_chain_slots' must be 0 (from the cache line), 1 "
+                                      "(2.5.28-2.5.34 two-pointer objects) or NRPTE up to 255, not '" + value + "'");
+    p.rmap.pte_chain_slots = v;
+    p.rmap.collapse_on_remove = v == 1;  // the two-pointer generation collapsed on removal
+    return {};
+  }
+  if (key == "anon_vma_reuse") return parse_bool(key, value, p.rmap.anon_vma_reuse);
+  if (key == "highpte") return parse_bool(key, value, p.zones.highpte);
   return status::invalid_argument("unknown kernel override '" + key +
                                   "' (known: paging, pti, pt_reclaim, fault_around_bytes, fork_skips_shared, "
-                                  "page_tables_levels, vmpte_levels, pgtable_free, mmap_layout)");
+                                  "page_tables_levels, vmpte_levels, pgtable_free, mmap_layout, rmap, "
+                                  "pte_chain_slots, anon_vma_reuse, highpte)");
 }
 
 }  // namespace vmlab

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/arch.h"
+#include "model/slab.h"
 #include "vmlab/status.h"
 
 namespace vmlab {
@@ -32,6 +33,75 @@ enum class pgtable_free_policy : uint8_t {
 enum class mmap_layout : uint8_t {
   topdown,  // arch_get_unmapped_area_topdown (x86-64; i386 since 2.6.9)
   legacy,   // bottom-up from TASK_UNMAPPED_BASE = TASK_SIZE / 3 (i386 before 2.6.9)
+};
+
+// How the kernel finds the PTEs that map a page (mm/rmap.c), in the order Linux had them.
+enum class rmap_scheme : uint8_t {
+  // 2.4: no per-mapping structures; reclaim finds mappings by scanning every mm's page
+  // tables (swap_out), and `Mapped`/`ReverseMaps` do not exist.
+  none,
+  // 2.5.28 - 2.6.6: a chain of pte pointers per page (pte_chain), PageDirect when mapped
+  // once. Generation chosen by pte_chain_slots (1: 2.5.28-2.5.34 {next, ptep} objects;
+  // NRPTE: 2.5.35+ cache-line chains).
+  pte_chain,
+  // 2.6.7 - 2.6.33: object-based. File pages through the mapping's i_mmap; anonymous
+  // pages through one anon_vma per fork family (each VMA on its list; no per-page cost).
+  anon_vma,
+  // 2.6.34+: an anon_vma per process and VMA lineage, linked to VMAs by anon_vma_chain
+  // objects (one per VMA-anon_vma pair, cloned at fork).
+  anon_vma_chain,
+};
+const char* rmap_scheme_name(rmap_scheme s);
+
+struct rmap_policy {
+  rmap_scheme scheme = rmap_scheme::none;
+  // pte_chain: pte slots per chain object, NRPTE = (L1_CACHE_BYTES - sizeof(long)) /
+  // sizeof(pte_addr_t); 1 for the 2.5.28-2.5.34 two-pointer objects.
+  uint32_t pte_chain_slots = 0;  // 0: NRPTE from the machine's cache line
+  uint32_t pte_addr_bytes = 0;   // sizeof(pte_addr_t): 4 on i386 without HIGHPTE+PAE, else 8
+  // 2.5.28-2.5.34 page_remove_rmap() turned a chain left with one pte back into
+  // PageDirect; from 2.5.35 only page_referenced() does.
+  bool collapse_on_remove = false;
+  // 2.5.55+: pte_chain_alloc()/__pte_chain_free() keep one object per CPU.
+  bool percpu_one_deep = false;
+  // 3.19+ (7a3ef208e662, split into num_children/num_active_vmas later): fork reuses an
+  // anon_vma with no active VMA and fewer than two children instead of a new one.
+  bool anon_vma_reuse = false;
+};
+
+// A kmem_cache the profile's kernel creates: sizeof the object and its create() flags.
+// object_size 0: that kernel has no such cache.
+struct cache_decl {
+  uint32_t object_size = 0;
+  slab_flags flags{};
+};
+
+// Kernel objects and boot-time memory whose size depends on the version and the arch.
+// Sizes marked "estimate" in profile.cc come from the struct layouts, not a measurement.
+struct kernel_objects {
+  cache_decl vm_area_struct, mm_struct, anon_vma, anon_vma_chain, pte_chain;
+  uint32_t struct_page = 0;   // sizeof(struct page): mem_map costs this per page frame
+  bytes kernel_image = 0;     // text, data and bss reserved at boot
+  slab_policy slab;           // allocator and its machine knobs
+  slabinfo_format slabinfo = slabinfo_format::v2_1;
+};
+
+// Physical memory zones. i386 with CONFIG_HIGHMEM: ZONE_DMA (16 MiB), ZONE_NORMAL up to
+// the direct-mapped limit (896 MiB), ZONE_HIGHMEM above; kernel allocations (slab, page
+// tables) come from DMA/Normal only. x86-64: DMA, DMA32 (4 GiB), Normal; all direct-mapped.
+struct zone_policy {
+  bool highmem = false;
+  bytes lowmem_limit = 0;  // highmem: where ZONE_HIGHMEM begins
+  bytes dma32_limit = 0;   // x86-64: where ZONE_NORMAL begins
+  // CONFIG_HIGHPTE (2.5.35+): PTE pages (only those) may come from highmem.
+  bool highpte = false;
+};
+
+// Which /proc/meminfo lines the kernel prints and what they count.
+struct meminfo_policy {
+  bool reverse_maps = false;       // ReverseMaps: 2.5.30 - 2.5.67
+  bool mapped = true;              // Mapped: 2.5.36+
+  bool mapped_counts_anon = false; // nr_mapped counted anonymous pages until 2.6.18
 };
 
 using level_mask = uint8_t;  // bit (1 << level) set = the level is counted
@@ -64,6 +134,10 @@ struct kernel_profile {
   // placed where the live engine's C runtime has no mappings).
   vaddr mmap_base = 0;
   bytes default_memory = 0;  // machine memory when the scenario gives none
+  rmap_policy rmap;
+  kernel_objects objs;
+  zone_policy zones;
+  meminfo_policy meminfo;
 
   [[nodiscard]] bool counts_in_page_tables(level l) const { return page_tables_levels & mask_of(l); }
   [[nodiscard]] bool counts_in_vmpte(level l) const { return vmpte_levels & mask_of(l); }
@@ -77,7 +151,8 @@ std::vector<std::string> profile_names();
 
 // Applies one scenario override ("pti" = "false", "paging" = "i386-pae", ...). Keys:
 // paging, pti, pt_reclaim, fault_around_bytes, fork_skips_shared, page_tables_levels,
-// vmpte_levels, pgtable_free, mmap_layout. Errors name the key.
+// vmpte_levels, pgtable_free, mmap_layout, rmap (none, pte_chain, anon_vma,
+// anon_vma_chain), pte_chain_slots, anon_vma_reuse, highpte. Errors name the key.
 status apply_override(kernel_profile& p, const std::string& key, const std::string& value);
 
 }  // namespace vmlab

@@ -7,7 +7,9 @@
 namespace vmlab {
 
 kernel::kernel(kernel_profile p, uint64_t total_pages)
-    : prof(std::move(p)), pm(total_pages), store(static_cast<uint16_t>(prof.paging.pte().entries / 64)) {}
+    : prof(std::move(p)),
+      pm(prof.zones, total_pages, boot_reserved_pages(prof, total_pages)),
+      store(static_cast<uint16_t>(prof.paging.pte().entries / 64)) {}
 
 sim_kernel::sim_kernel(std::unique_ptr<kernel> k) : k_(std::move(k)) {}
 sim_kernel::~sim_kernel() {
@@ -22,13 +24,32 @@ result<std::unique_ptr<sim_kernel>> sim_kernel::create(const machine_decl& m, co
   if (!prof.ok()) return prof.error();
   for (const auto& [key, value] : m.overrides)
     if (status s = apply_override(prof.value(), key, value); !s.ok()) return s;
-  const bytes memory = m.memory ? m.memory : prof->default_memory;
-  auto k = std::make_unique<kernel>(prof.value(), memory / 4096);
+  kernel_profile& p = prof.value();
+  // The machine's CPU: its cache line decides slab alignment and NRPTE.
+  if (m.cache_line) p.objs.slab.cache_line = m.cache_line;
+  if (m.cpus) p.objs.slab.nr_cpus = m.cpus;
+  if (p.rmap.scheme == rmap_scheme::pte_chain && p.rmap.pte_chain_slots == 0) {
+    // NRPTE = (L1_CACHE_BYTES - sizeof(long)) / sizeof(pte_addr_t)
+    const uint32_t per = (p.objs.slab.cache_line - p.objs.slab.word_size) / std::max(1u, p.rmap.pte_addr_bytes);
+    if (per < 2)
+      return status::invalid_argument("a " + std::to_string(p.objs.slab.cache_line) +
+                                      "-byte cache line leaves no room for a pte_chain's slots (NRPTE < 2); "
+                                      "set pte_chain_slots");
+    p.rmap.pte_chain_slots = per;
+  }
+  const bytes memory = m.memory ? m.memory : p.default_memory;
+  if (boot_reserved_pages(p, memory / 4096) >= (p.zones.highmem ? std::min(memory, p.zones.lowmem_limit) : memory) / 4096)
+    return status::invalid_argument("machine memory of " + std::to_string(memory) + " bytes is too small for " + p.name +
+                                    "'s mem_map and kernel image");
+  auto k = std::make_unique<kernel>(p, memory / 4096);
+  kmem_init(*k);
   for (const auto& o : objects) {
     mem_object obj;
     obj.kind = o.kind;
     obj.nr_pages = div_round_up(o.size, 4096);
     obj.resident.assign(div_round_up(obj.nr_pages, 64) + 1, 0);
+    obj.mapcount.assign(obj.nr_pages, 0);
+    if (p.rmap.scheme == rmap_scheme::pte_chain) obj.chain.assign(obj.nr_pages, 0);
     k->objects.push_back(std::move(obj));
   }
   return std::unique_ptr<sim_kernel>(new sim_kernel(std::move(k)));
@@ -173,7 +194,111 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
 
 const kernel_profile& sim_kernel::profile() const { return k_->prof; }
 uint64_t sim_kernel::faults() const { return k_->faults; }
-const peaks& sim_kernel::peak() const { return k_->peak; }
+peaks sim_kernel::peak() const {
+  peaks p = k_->peak;
+  const kernel& k = *k_;
+  p.mi = meminfo_now();
+  p.mi.mem_free = k.pm.min_free() * 4096;
+  p.mi.low_free = k.pm.min_low_free() * 4096;
+  p.mi.high_free = k.pm.min_high_free() * 4096;
+  p.mi.page_tables = k.peak.page_tables;
+  p.mi.mapped = k.rm.max_mapped * 4096;
+  p.mi.slab = k.pm.max_used(page_use::slab) * 4096;
+  p.mi.reverse_maps = k.rm.max_reverse_maps;
+  p.slabs = slabinfo(true);
+  return p;
+}
+
+meminfo sim_kernel::meminfo_now() const {
+  const kernel& k = *k_;
+  const phys& pm = k.pm;
+  meminfo mi;
+  mi.mem_map = div_round_up(pm.total_pages() * k.prof.objs.struct_page, 4096) * 4096;
+  mi.mem_total = (pm.total_pages() - pm.used(page_use::reserved)) * 4096;
+  mi.mem_free = (pm.total_pages() - pm.used()) * 4096;
+  mi.has_highmem = pm.has_highmem();
+  if (mi.has_highmem) {
+    mi.low_total = (pm.low_pages() - pm.used(page_use::reserved)) * 4096;
+    mi.low_free = pm.low_free() * 4096;
+    mi.high_total = pm.zone_pages(zone_type::highmem) * 4096;
+    mi.high_free = pm.zone_free(zone_type::highmem) * 4096;
+  }
+  mi.page_tables = pm.nr_pagetable;
+  mi.has_mapped = k.prof.meminfo.mapped;
+  mi.mapped = (k.rm.mapped_file + (k.prof.meminfo.mapped_counts_anon ? k.rm.mapped_anon : 0)) * 4096;
+  mi.slab = pm.used(page_use::slab) * 4096;
+  mi.has_reverse_maps = k.prof.meminfo.reverse_maps;
+  mi.reverse_maps = k.rm.reverse_maps;
+  return mi;
+}
+
+std::vector<slab_row> sim_kernel::slabinfo(bool maxima) const {
+  std::vector<slab_row> rows;
+  for (const auto& c : k_->km.caches)
+    if (c) rows.push_back(to_slab_row(*c, maxima));
+  return rows;
+}
+
+const char* sim_kernel::slabinfo_version() const { return vmlab::slabinfo_version(k_->prof.objs.slabinfo); }
+
+const rmap_work& sim_kernel::rmap_work_total() const { return k_->rm.work; }
+
+namespace {
+
+// The page-table entry for offset `off` of mapping `map`.
+result<std::pair<mm_struct*, vaddr>> page_addr(kernel& k, uint32_t pid, uint32_t map, bytes off) {
+  mm_struct* mm = find_mm(k, pid);
+  if (!mm) return no_such(pid);
+  auto r = resolve(*mm, map, off & ~bytes{4095}, 4096);
+  if (!r.ok()) return r.error();
+  return std::pair<mm_struct*, vaddr>{mm, r->first};
+}
+
+}  // namespace
+
+result<rmap_work> sim_kernel::try_to_unmap(uint32_t pid, uint32_t map, bytes off) {
+  auto r = page_addr(*k_, pid, map, off);
+  if (!r.ok()) return r.error();
+  return vmlab::try_to_unmap(*k_, *r->first, r->second);
+}
+
+result<uint64_t> sim_kernel::page_referenced(uint32_t pid, uint32_t map, bytes off) {
+  auto r = page_addr(*k_, pid, map, off);
+  if (!r.ok()) return r.error();
+  return vmlab::page_referenced(*k_, *r->first, r->second);
+}
+
+result<page_info> sim_kernel::page_at(uint32_t pid, uint32_t map, bytes off) const {
+  kernel& k = *k_;
+  auto r = page_addr(k, pid, map, off);
+  if (!r.ok()) return r.error();
+  auto [mm, addr] = r.value();
+  page_info pi;
+  vm_area_struct* v = find_vma(*mm, addr);
+  bool oom = false;
+  pte_table* t = v ? pte_walk(k, *mm, addr, false, &oom) : nullptr;
+  const uint32_t i = uint32_t((addr >> 12) & (k.prof.paging.pte().entries - 1));
+  if (!t || !t->test(i)) return pi;
+  pi.present = true;
+  const bool anon = (t->anon_word(i >> 6) >> (i & 63)) & 1;
+  uint32_t chain = 0;
+  if (anon) {
+    const uint32_t id = t->anon ? t->anon[i] : 0;
+    pi.mapcount = id ? k.pm.mapcount(id) : 1;
+    chain = id ? k.pm.chain(id) : 0;
+    pi.anon = true;
+  } else if (!v->is_anon()) {
+    const uint64_t pg = v->pgoff + ((addr - v->vm_start) >> 12);
+    const mem_object& o = k.objects[static_cast<size_t>(v->object)];
+    pi.mapcount = o.mapcount[pg];
+    chain = o.chain.empty() ? 0 : o.chain[pg];
+  } else {
+    pi.zero_page = true;
+  }
+  for (uint32_t c = chain; c; c = k.rm.chain_next[c]) ++pi.chain_objects;
+  pi.direct = pi.mapcount >= 1 && !chain && !pi.zero_page;
+  return pi;
+}
 uint64_t sim_kernel::cow_faults() const { return k_->cow_faults; }
 bool sim_kernel::has_process(uint32_t pid) const { return k_->mms.count(pid) != 0; }
 size_t sim_kernel::host_bytes() const { return k_->store.host_bytes(); }
@@ -188,6 +313,9 @@ vaddr sim_kernel::map_addr(uint32_t pid, uint32_t map) const {
 sample sim_kernel::snapshot(const std::string& name) const {
   sample s;
   s.name = name;
+  s.mi = meminfo_now();
+  s.mi_known = true;
+  s.slabs = slabinfo(false);
   s.page_tables = k_->pm.nr_pagetable;
   s.page_tables_workload = k_->pm.nr_pagetable;
   s.pt_pages = k_->pm.tables;

@@ -234,10 +234,10 @@ status read_machine(const source_text& src, const table_reader& top, scenario_sp
   table_reader m(src, *n->as_table(), "[machine]");
   if (status s = m.check_keys({"memory", "cpus", "cache_line", "arch"}); !s.ok()) return s;
   if (status s = m.get_size("memory", sc.machine.memory); !s.ok()) return s;
-  uint64_t cpus = 1, line = 64;
+  uint64_t cpus = 0, line = 0;  // 0: the profile's
   if (status s = m.get_count("cpus", cpus, 1, 65536); !s.ok()) return s;
   if (status s = m.get_count("cache_line", line, 16, 4096); !s.ok()) return s;
-  if (!is_pow2(line)) return m.bad_value("cache_line", "'cache_line' in [machine] must be a power of two, not " + std::to_string(line));
+  if (line && !is_pow2(line)) return m.bad_value("cache_line", "'cache_line' in [machine] must be a power of two, not " + std::to_string(line));
   sc.machine.cpus = uint32_t(cpus);
   sc.machine.cache_line = uint32_t(line);
   std::string arch;

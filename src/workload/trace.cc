@@ -570,8 +570,10 @@ std::string format_op(const op_stream& s, const op& o) {
 std::string write_trace(const op_stream& s) {
   std::string out = "# vmlab trace v1\n";
   if (!s.source.empty()) out += "# source: " + s.source + "\n";
-  out += fmt::format("machine profile={} memory={} cpus={} cache_line={}\n", s.machine.profile, s.machine.memory,
-                     s.machine.cpus, s.machine.cache_line);
+  out += fmt::format("machine profile={} memory={}", s.machine.profile, s.machine.memory);
+  if (s.machine.cpus) out += fmt::format(" cpus={}", s.machine.cpus);
+  if (s.machine.cache_line) out += fmt::format(" cache_line={}", s.machine.cache_line);
+  out += '\n';
   for (const auto& [k, v] : s.machine.overrides) out += "override " + k + "=" + v + "\n";
   for (const auto& d : s.objects)
     out += fmt::format("object {} {} size={}\n", d.name, d.kind == object_kind::shm ? "shm" : "file", d.size);

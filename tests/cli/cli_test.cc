@@ -730,27 +730,29 @@ TEST_F(CliRun, OutOfMemoryEndsTheRunEarly) {
   const json& end = j.at("samples")[0];
   EXPECT_EQ(end.at("name"), "end");
   ASSERT_TRUE(proc_of(end, 1));
-  // What was faulted in before the failure fits in 64 MiB beside the page tables
-  // (36 pages: PTI PGD 2, PUD 1, PMD 1, PTE 32).
+  // What was faulted in before the failure fits in 64 MiB (16384 pages) beside the boot
+  // reservation (mem_map 16384 x 64 B = 256 pages, the 32 MiB kernel image 8192), the
+  // page tables (20: PTI PGD 2, PUD 1, PMD 1, PTE 16) and the slab (11: mm_struct 8,
+  // vm_area_struct, anon_vma and anon_vma_chain 1 each).
   const auto rss = proc_of(end, 1)->at("RssAnon_pages").get<uint64_t>();
-  EXPECT_EQ(rss, 16384u - 36u);
+  EXPECT_EQ(rss, 16384u - 256u - 8192u - 20u - 11u);
 }
 
 // The kernel faults page by page and fails only when no page is left, however the same
 // pages are split into ops (a regression: the sim once charged a 64-page word at a time).
 TEST_F(CliRun, OutOfMemoryOnlyWhenMemoryIsFull) {
-  // 64 MiB = 16384 pages; the page tables take 36 (see above), so 16348 anonymous pages
-  // fit. Touch 16349 pages, once in one op and once as 16348 + 1.
+  // 64 MiB = 16384 pages; boot, page tables and slab take 8479 (see above), so 7905
+  // anonymous pages fit. Touch 7906 pages, once in one op and once as 7905 + 1.
   const std::string one = tmp_.write("one.trace", R"(machine memory=64MiB
 spawn 1
 mmap 1 heap len=128MiB
-touch 1 heap len=66965504 write       # 16349 pages
+touch 1 heap len=32382976 write       # 7906 pages
 )");
   const std::string two = tmp_.write("two.trace", R"(machine memory=64MiB
 spawn 1
 mmap 1 heap len=128MiB
-touch 1 heap len=66961408 write       # 16348 pages: exactly what is free
-touch 1 heap off=66961408 len=4KiB write
+touch 1 heap len=32378880 write       # 7905 pages: exactly what is free
+touch 1 heap off=32378880 len=4KiB write
 )");
   for (const auto& f : {one, two}) {
     SCOPED_TRACE(f);
@@ -761,7 +763,7 @@ touch 1 heap off=66961408 len=4KiB write
     EXPECT_NE(j.at("failures")[0].at("error").get<std::string>().find("(16384 of 16384 pages in use"), std::string::npos)
         << j.at("failures")[0].at("error");
     ASSERT_TRUE(proc_of(j.at("samples").back(), 1));
-    EXPECT_EQ(proc_of(j.at("samples").back(), 1)->at("RssAnon_pages"), 16348);
+    EXPECT_EQ(proc_of(j.at("samples").back(), 1)->at("RssAnon_pages"), 7905);
   }
 }
 

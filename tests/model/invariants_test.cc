@@ -165,15 +165,19 @@ TEST(Invariants, EnomemAfterATableFillsKeepsTheFullBitmapShared) {
     EXPECT_TRUE(k.touch(1, 0, 4096, 2 * MiB - 4096, 4096, true).ok());  // entries 1..511
     EXPECT_TRUE(k.fork(1, 2).ok());
   };
-  // Probe the pages in use after the setup on a large machine: page tables (6.18 counts
-  // every level, PGD included) plus the 511 anonymous pages.
-  auto probe = make("linux-6.18");
-  setup(*probe);
-  const uint64_t used = probe->snapshot("").page_tables / 4096 + 511;
-  // One free page: the child's write maps entry 0 (the table is now full), then the COW
-  // copy of entry 1 fails.
-  auto k = make("linux-6.18", {}, (used + 1) * 4096);
-  setup(*k);
+  // Size the machine so that exactly one page is free after the setup: the child's write
+  // maps entry 0 (the table is now full), then the COW copy of entry 1 fails. mem_map
+  // grows with the machine, so converge on the size in a few steps.
+  bytes memory = 64 * MiB;
+  std::unique_ptr<sim_kernel> k;
+  for (int i = 0; i < 8; ++i) {
+    k = make("linux-6.18", {}, memory);
+    setup(*k);
+    const bytes free = k->meminfo_now().mem_free;
+    if (free == 4096) break;
+    memory = memory - free + 4096;
+  }
+  ASSERT_EQ(k->meminfo_now().mem_free, 4096u);
   status st = k->touch(2, 0, 0, 2 * MiB, 4096, true);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.message().rfind("ENOMEM", 0), 0u) << st.message();

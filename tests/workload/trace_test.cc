@@ -138,7 +138,7 @@ TEST(Trace, HandWrittenDefaultsAndSizeSyntax) {
       "touch 7 win off=4KiB write\n"
       "madvise 7 a len=2MiB\n");
   EXPECT_EQ(s.machine.profile, "linux-6.18");
-  EXPECT_EQ(s.machine.cpus, 1u);
+  EXPECT_EQ(s.machine.cpus, 0u);  // 0: the profile's machine
   ASSERT_EQ(s.ops.size(), 6u);
   EXPECT_EQ(s.ops[1].obj_off, MiB);
   EXPECT_EQ(s.ops[1].len, 9 * MiB);  // the rest of the object

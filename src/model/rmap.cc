@@ -1,0 +1,316 @@
+#include "model/rmap.h"
+
+#include <algorithm>
+
+#include "model/kernel.h"
+
+namespace vmlab {
+namespace {
+
+uint32_t slots(const kernel& k) { return k.prof.rmap.pte_chain_slots; }
+bool chained(const kernel& k) { return k.prof.rmap.scheme == rmap_scheme::pte_chain; }
+
+// pte_chain objects by id (object index in the cache + 1) with their `next` links.
+uint32_t chain_alloc(kernel& k) {
+  auto o = kmem_alloc(k, kmem_kind::pte_chain);
+  if (!o) return 0;
+  const uint32_t id = o->slab * k.km.cache(kmem_kind::pte_chain)->geometry().objperslab + o->index + 1;
+  if (k.rm.chain_next.size() <= id) k.rm.chain_next.resize(std::max<size_t>(id + 1, k.rm.chain_next.size() * 2), 0);
+  k.rm.chain_next[id] = 0;
+  return id;
+}
+
+void chain_free(kernel& k, uint32_t id) {
+  const uint32_t per = k.km.cache(kmem_kind::pte_chain)->geometry().objperslab;
+  kmem_free(k, kmem_kind::pte_chain, slab_object{(id - 1) / per, (id - 1) % per});
+}
+
+// Frees the head object of a chain; returns the new head.
+uint32_t chain_pop(kernel& k, uint32_t head) {
+  const uint32_t next = k.rm.chain_next[head];
+  chain_free(k, head);
+  return next;
+}
+
+void note_mapped(kernel& k) {
+  const uint64_t m = k.rm.mapped_file + (k.prof.meminfo.mapped_counts_anon ? k.rm.mapped_anon : 0);
+  k.rm.max_mapped = std::max(k.rm.max_mapped, m);
+}
+
+}  // namespace
+
+uint64_t pte_chain_objects(const kernel& k, uint64_t n) {
+  const uint32_t r = slots(k);
+  return r <= 1 ? n : (n + r - 1) / r;
+}
+
+status page_add_rmap(kernel& k, page_rmap p, bool anon) {
+  uint32_t& n = *p.mapcount;
+  if (chained(k) && n >= 1) {
+    uint32_t& head = *p.chain;
+    const uint32_t r = slots(k);
+    if (head == 0) {
+      // PageDirect becomes a chain: the old direct pte and the new one go into one chain
+      // object (2.5.35+: slots NRPTE-1 and NRPTE-2), or into two (2.5.28-2.5.34).
+      const uint32_t a = chain_alloc(k);
+      if (!a) return oom_status(k, "a pte_chain", gfp_zone::kernel);
+      if (r == 1) {
+        const uint32_t b = chain_alloc(k);
+        if (!b) {
+          chain_free(k, a);
+          return oom_status(k, "a pte_chain", gfp_zone::kernel);
+        }
+        k.rm.chain_next[b] = a;
+        head = b;
+      } else {
+        head = a;
+      }
+    } else if (n % r == 0) {
+      // The head is full (only the head ever has free slots): a new head.
+      const uint32_t a = chain_alloc(k);
+      if (!a) return oom_status(k, "a pte_chain", gfp_zone::kernel);
+      k.rm.chain_next[a] = head;
+      head = a;
+    }
+  }
+  if (n++ == 0) {
+    ++(anon ? k.rm.mapped_anon : k.rm.mapped_file);
+    note_mapped(k);
+  }
+  k.rm.max_reverse_maps = std::max(k.rm.max_reverse_maps, ++k.rm.reverse_maps);
+  return {};
+}
+
+void page_remove_rmap(kernel& k, page_rmap p, bool anon) {
+  uint32_t& n = *p.mapcount;
+  if (chained(k) && *p.chain) {
+    uint32_t& head = *p.chain;
+    const uint32_t r = slots(k);
+    // 2.5.35+: the head's first used slot fills the victim's; the head goes when empty.
+    // Two-pointer generation: the victim's own object goes (modelled as the head: which
+    // object held which pte is not tracked, and every object is alike).
+    if (r == 1 || (n - 1) % r == 0) head = chain_pop(k, head);
+    if (k.prof.rmap.collapse_on_remove && n - 1 == 1)
+      while (head) head = chain_pop(k, head);
+  }
+  if (--n == 0) --(anon ? k.rm.mapped_anon : k.rm.mapped_file);
+  --k.rm.reverse_maps;
+}
+
+void page_add_anon_exclusive(kernel& k, uint64_t n) {
+  k.rm.mapped_anon += n;
+  k.rm.reverse_maps += n;
+  k.rm.max_reverse_maps = std::max(k.rm.max_reverse_maps, k.rm.reverse_maps);
+  if (k.prof.meminfo.mapped_counts_anon) note_mapped(k);
+}
+
+void page_remove_anon_exclusive(kernel& k, uint64_t n) {
+  k.rm.mapped_anon -= n;
+  k.rm.reverse_maps -= n;
+}
+
+page_rmap object_page(kernel& k, int32_t obj, uint64_t pg) {
+  mem_object& o = k.objects[static_cast<size_t>(obj)];
+  return {&o.mapcount[pg], o.chain.empty() ? nullptr : &o.chain[pg]};
+}
+
+page_rmap anon_page(kernel& k, uint32_t id) { return {k.pm.anon_mapcount(id), k.pm.anon_chain(id)}; }
+
+// ---- rmap walks --------------------------------------------------------------------
+
+namespace {
+
+// The page mapped at one address: what try_to_unmap is asked about.
+struct page_id {
+  enum kind_t : uint8_t { none, object, anon_shared, anon_exclusive } kind = none;
+  int32_t obj = -1;
+  uint64_t pg = 0;      // object page, or the anonymous page's pgoff (linear index)
+  uint32_t id = 0;      // shared anon id
+  uint32_t av = 0;      // the anon_vma an anonymous page belongs to
+  mm_struct* mm = nullptr;  // exclusive anon: its only mapping
+  vaddr addr = 0;
+};
+
+struct pte_loc {
+  pte_table* t = nullptr;
+  uint32_t i = 0;
+};
+
+pte_loc locate(kernel& k, mm_struct& mm, vaddr addr) {
+  bool oom = false;
+  pte_table* t = pte_walk(k, mm, addr, false, &oom);
+  if (!t) return {};
+  return {t, uint32_t((addr >> 12) & (k.prof.paging.pte().entries - 1))};
+}
+
+bool anon_bit(const pte_table* t, uint32_t i) { return (t->anon_word(i >> 6) >> (i & 63)) & 1; }
+
+page_id identify(kernel& k, mm_struct& mm, vaddr addr) {
+  page_id p;
+  vm_area_struct* v = find_vma(mm, addr);
+  if (!v) return p;
+  const pte_loc l = locate(k, mm, addr);
+  if (!l.t || !l.t->test(l.i)) return p;
+  const uint64_t pgoff = v->pgoff + ((addr - v->vm_start) >> 12);
+  if (anon_bit(l.t, l.i)) {
+    p.pg = pgoff;
+    p.id = l.t->anon ? l.t->anon[l.i] : 0;
+    p.kind = p.id ? page_id::anon_shared : page_id::anon_exclusive;
+    p.av = p.id ? k.pm.anon_origin(p.id) : v->anon_vma;
+    if (!p.av) p.av = v->anon_vma;
+    p.mm = &mm;
+    p.addr = addr;
+  } else if (!v->is_anon()) {
+    p.kind = page_id::object;
+    p.obj = v->object;
+    p.pg = pgoff;
+  }
+  return p;  // an anonymous VMA's non-anon PTE is the zero page: PageReserved, no rmap
+}
+
+// Whether the PTE at addr of mm (inside v) maps page p.
+bool maps(kernel& k, mm_struct& mm, const vm_area_struct& v, vaddr addr, const page_id& p) {
+  const pte_loc l = locate(k, mm, addr);
+  if (!l.t || !l.t->test(l.i)) return false;
+  switch (p.kind) {
+    case page_id::object: return !anon_bit(l.t, l.i) && v.object == p.obj;
+    case page_id::anon_shared: return anon_bit(l.t, l.i) && l.t->anon && l.t->anon[l.i] == p.id;
+    case page_id::anon_exclusive: return &mm == p.mm && addr == p.addr;
+    case page_id::none: return false;
+  }
+  return false;
+}
+
+struct mapping {
+  mm_struct* mm;
+  vaddr addr;
+};
+
+// The VMA of each mm that would hold page p at its pgoff, with the address it maps it at.
+template <class F>
+void for_each_candidate(kernel& k, const page_id& p, F&& f) {
+  for (auto& [pid, mmp] : k.mms)
+    for (auto& [start, v] : mmp->vmas) {
+      if (p.kind == page_id::object ? v.object != p.obj : !v.is_cow()) continue;
+      if (p.kind != page_id::object && !v.is_anon() && !v.has_anon_vma) continue;
+      if (p.pg < v.pgoff || p.pg >= v.pgoff + v.pages()) continue;
+      f(*mmp, v, v.vm_start + ((p.pg - v.pgoff) << 12));
+    }
+}
+
+bool on_anon_vma(const kernel& k, const vm_area_struct& v, uint32_t av) {
+  if (k.prof.rmap.scheme == rmap_scheme::anon_vma) return v.anon_vma == av;
+  for (const auto& l : v.avcs)
+    if (l.av == av) return true;
+  return false;
+}
+
+// Finds every PTE mapping p the way the scheme would, counting its work.
+std::vector<mapping> rmap_walk(kernel& k, const page_id& p, rmap_work& w) {
+  std::vector<mapping> found;
+  ++w.walks;
+  switch (k.prof.rmap.scheme) {
+    case rmap_scheme::none: {
+      // swap_out(): every mm, every VMA, every PTE table under it, entry by entry.
+      const uint32_t entries = k.prof.paging.pte().entries;
+      const vaddr span = vaddr{entries} << 12;
+      for (auto& [pid, mmp] : k.mms)
+        for (auto& [start, v] : mmp->vmas)
+          for (vaddr base = v.vm_start & ~(span - 1); base < v.vm_end; base += span) {
+            bool oom = false;
+            if (!pte_walk(k, *mmp, base, false, &oom)) continue;
+            ++w.pt_walks;
+            const vaddr lo = std::max(base, v.vm_start), hi = std::min(base + span, v.vm_end);
+            w.ptes_scanned += (hi - lo) >> 12;
+            for (vaddr a = lo; a < hi; a += 4096)
+              if (p.kind != page_id::object || v.object == p.obj)
+                if (maps(k, *mmp, v, a, p)) found.push_back({mmp.get(), a});
+          }
+      return found;
+    }
+    case rmap_scheme::pte_chain: {
+      // The chain holds exactly the mapping PTEs; each costs ptep_to_mm + find_vma.
+      uint64_t n = 0;
+      bool in_chain = false;
+      if (p.kind == page_id::object) {
+        const mem_object& o = k.objects[static_cast<size_t>(p.obj)];
+        n = o.mapcount[p.pg];
+        in_chain = o.chain[p.pg] != 0;
+      } else if (p.kind == page_id::anon_shared) {
+        n = k.pm.mapcount(p.id);
+        in_chain = k.pm.chain(p.id) != 0;
+      } else {
+        n = 1;
+      }
+      w.chain_entries += n;
+      if (in_chain) w.chain_objects += pte_chain_objects(k, n);
+      w.pt_walks += n;
+      break;
+    }
+    case rmap_scheme::anon_vma:
+    case rmap_scheme::anon_vma_chain: {
+      // File pages: the i_mmap tree yields the VMAs covering the page. Anonymous pages:
+      // 2.6.7 walks the anon_vma's whole list; anon_vma_chain stabs the anon_vma's tree.
+      uint64_t covering = 0;
+      for_each_candidate(k, p, [&](mm_struct&, vm_area_struct& v, vaddr) {
+        if (p.kind != page_id::object && !on_anon_vma(k, v, p.av)) return;
+        ++covering;
+      });
+      w.vmas_visited += covering;
+      w.pt_walks += covering;  // page_vma_mapped_walk() / page_check_address() per VMA
+      // 2.6.7's list also holds the family's VMAs that do not cover this pgoff: visited,
+      // vma_address() fails, no page-table walk.
+      if (p.kind != page_id::object && k.prof.rmap.scheme == rmap_scheme::anon_vma && p.av)
+        w.vmas_visited += k.anon_vmas[p.av].nr_vmas - covering;
+      break;
+    }
+  }
+  // The PTEs the scheme reaches are the ones that map the page (for the walks above that
+  // only count, the mappings are found directly).
+  for_each_candidate(k, p, [&](mm_struct& mm, vm_area_struct& v, vaddr a) {
+    if (maps(k, mm, v, a, p)) found.push_back({&mm, a});
+  });
+  return found;
+}
+
+void add_work(rmap_work& to, const rmap_work& w) {
+  to.walks += w.walks;
+  to.chain_entries += w.chain_entries;
+  to.chain_objects += w.chain_objects;
+  to.vmas_visited += w.vmas_visited;
+  to.pt_walks += w.pt_walks;
+  to.ptes_scanned += w.ptes_scanned;
+  to.unmapped += w.unmapped;
+}
+
+}  // namespace
+
+uint64_t page_referenced(kernel& k, mm_struct& mm, vaddr addr) {
+  const page_id p = identify(k, mm, addr);
+  if (p.kind == page_id::none) return 0;
+  rmap_work w;
+  const uint64_t n = rmap_walk(k, p, w).size();
+  add_work(k.rm.work, w);
+  // 2.5.35+: a chain down to one pte goes back to PageDirect here, and only here.
+  if (chained(k) && p.kind != page_id::anon_exclusive) {
+    page_rmap r = p.kind == page_id::object ? object_page(k, p.obj, p.pg) : anon_page(k, p.id);
+    if (*r.chain && *r.mapcount == 1) *r.chain = chain_pop(k, *r.chain);
+  }
+  return n;
+}
+
+rmap_work try_to_unmap(kernel& k, mm_struct& mm, vaddr addr) {
+  rmap_work w;
+  const page_id p = identify(k, mm, addr);
+  if (p.kind == page_id::none) return w;
+  const std::vector<mapping> found = rmap_walk(k, p, w);
+  for (const mapping& m : found) {
+    vm_area_struct* v = find_vma(*m.mm, m.addr);
+    zap_range(k, *m.mm, *v, m.addr, m.addr + 4096, false);
+    ++w.unmapped;
+  }
+  add_work(k.rm.work, w);
+  return w;
+}
+
+}  // namespace vmlab

@@ -1,0 +1,88 @@
+// Reverse mapping: from a page to the PTEs that map it. The model's mm/rmap.c.
+//
+// One interface, four designs (rmap_scheme in the profile decides, never a version test):
+//  * none (2.4): nothing per mapping. try_to_unmap() has no way to a page's PTEs but to
+//    scan every mm's page tables, as swap_out() did.
+//  * pte_chain (2.5.28 - 2.6.6): struct page holds either one pte pointer (PageDirect) or
+//    the head of a chain of pte_chain objects. 2.5.35+ (linux-vm-internals.md section 1.4):
+//    a chain object is a cache line with NRPTE slots; only the head has free slots; a new
+//    pte goes into the head's last free slot (a new head when it is full); removal moves
+//    the head's first used slot onto the victim and frees the head once empty; removal
+//    never collapses back to PageDirect - only page_referenced() does. 2.5.28-2.5.34
+//    (pte_chain_slots 1): one {next, ptep} object per mapping, both the old direct pte and
+//    the new one moved into objects on the second mapping, and a chain left with one
+//    entry turned back into PageDirect on removal.
+//  * anon_vma (2.6.7) and anon_vma_chain (2.6.34+): nothing per page but the mapcount;
+//    the walk goes through the page's anon_vma (anon_vma.h) or its file's i_mmap.
+//
+// Pages. A page's rmap state lives where struct page keeps it: for shm/file pages in
+// their mem_object, for anonymous pages shared since a fork in phys (by anon id). An
+// anonymous page mapped only by the PTE that created it has no id: it is mapped once and
+// PageDirect by construction, so it needs only counters (page_add_anon_exclusive).
+// The zero page is PageReserved and never in any rmap.
+//
+// Counters: ReverseMaps (2.5.30-2.5.67 nr_reverse_maps: one per page_add_rmap including
+// PageDirect), Mapped (pages with at least one PTE; file pages only since 2.6.18).
+//
+// Invariants (check_invariants() recounts them):
+//  1. reverse_maps == the sum of every mm's RSS (each present PTE of a non-zero page).
+//  2. mapcount(page) == the PTEs that map it; mapped_* == pages with mapcount >= 1.
+//  3. pte_chain: chain(page) != 0 implies mapcount >= 1; the chain has exactly
+//     ceil(mapcount / NRPTE) objects (mapcount for the two-pointer generation), and the
+//     pte_chain cache's active objects are the sum over pages (plus the per-CPU one).
+#pragma once
+
+#include <cstdint>
+
+#include "model/mm_types.h"
+#include "vmlab/run_result.h"
+#include "vmlab/status.h"
+
+namespace vmlab {
+
+struct kernel;
+
+// One page's rmap state, by pointer into where struct page keeps it.
+struct page_rmap {
+  uint32_t* mapcount = nullptr;  // PTEs mapping the page (page_mapcount)
+  uint32_t* chain = nullptr;     // pte_chain head object + 1; 0 = PageDirect or unmapped
+};
+
+struct rmap_counters {
+  uint64_t reverse_maps = 0;
+  uint64_t mapped_file = 0;  // shm and file pages with mapcount >= 1
+  uint64_t mapped_anon = 0;  // anonymous pages with mapcount >= 1
+  uint64_t max_reverse_maps = 0;
+  uint64_t max_mapped = 0;   // of the profile's Mapped figure, in pages
+  rmap_work work;            // what try_to_unmap / page_referenced walks did
+  // pte_chain: the next object of each chain object (by object id + 1; 0 = end).
+  std::vector<uint32_t> chain_next;
+};
+
+// page_add_rmap(): one more PTE maps the page. ENOMEM (nothing changed) when a pte_chain
+// object cannot be allocated.
+status page_add_rmap(kernel& k, page_rmap p, bool anon);
+// page_remove_rmap(): one PTE less.
+void page_remove_rmap(kernel& k, page_rmap p, bool anon);
+// An exclusive anonymous page (no id): n such pages gain or lose their only PTE.
+void page_add_anon_exclusive(kernel& k, uint64_t n);
+void page_remove_anon_exclusive(kernel& k, uint64_t n);
+// The rmap state of page `pg` of object `obj`, and of shared anonymous page `id`.
+page_rmap object_page(kernel& k, int32_t obj, uint64_t pg);
+page_rmap anon_page(kernel& k, uint32_t id);
+
+// page_referenced() on one page: walks its mappings like try_to_unmap (counting the work)
+// and, for pte_chain, turns a chain holding one pte back into PageDirect (2.5.35+ does
+// it only here). Returns the number of PTEs found.
+uint64_t page_referenced(kernel& k, mm_struct& mm, vaddr addr);
+// try_to_unmap() on the page mapped at addr in mm: finds every PTE mapping it the way the
+// profile's scheme does, counts the work (rmap_work), and clears them. A page that is
+// only in the page cache stays there; an anonymous page is dropped with its last PTE
+// (there is no swap: the model treats it as clean). Returns the work of this one walk;
+// a non-present or zero page gives an empty result.
+rmap_work try_to_unmap(kernel& k, mm_struct& mm, vaddr addr);
+
+// The number of pte_chain objects a page mapped `n` times holds in chain mode.
+uint64_t pte_chain_objects(const kernel& k, uint64_t n);
+
+}  // namespace vmlab
