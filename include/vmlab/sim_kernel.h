@@ -34,6 +34,19 @@ struct page_info {
   uint64_t chain_objects = 0;  // pte_chain objects in its chain (counted by walking it)
 };
 
+// One present PTE and the page it maps (for comparing designs: every rmap scheme must
+// produce the same set of these from the same ops).
+struct pte_mapping {
+  uint32_t pid = 0;
+  vaddr addr = 0;
+  enum kind_t : uint8_t { object, anon, zero_page } kind = object;
+  int32_t object_index = -1;  // object pages: which object ...
+  uint64_t pgoff = 0;         // ... and which page of it
+  uint32_t anon_id = 0;       // anonymous pages shared since a fork (0: mapped only here)
+  bool writable = false;
+  bool operator==(const pte_mapping&) const = default;
+};
+
 class sim_kernel {
  public:
   // A kernel with `profile` (overrides applied) on a machine of `memory` bytes.
@@ -69,6 +82,8 @@ class sim_kernel {
   result<rmap_work> try_to_unmap(uint32_t pid, uint32_t map, bytes off);
   result<uint64_t> page_referenced(uint32_t pid, uint32_t map, bytes off);
   [[nodiscard]] const rmap_work& rmap_work_total() const;  // summed over every walk
+  // Every present PTE of every process, by pid then address.
+  [[nodiscard]] std::vector<pte_mapping> mappings() const;
   // What struct page says about the page mapped at `off` (for tests and tools).
   [[nodiscard]] result<page_info> page_at(uint32_t pid, uint32_t map, bytes off) const;
   [[nodiscard]] uint64_t faults() const;

@@ -268,6 +268,39 @@ result<uint64_t> sim_kernel::page_referenced(uint32_t pid, uint32_t map, bytes o
   return vmlab::page_referenced(*k_, *r->first, r->second);
 }
 
+std::vector<pte_mapping> sim_kernel::mappings() const {
+  kernel& k = *k_;
+  std::vector<pte_mapping> out;
+  const uint32_t entries = k.prof.paging.pte().entries;
+  const vaddr span = vaddr{entries} << 12;
+  for (auto& [pid, mm] : k.mms)
+    for (auto& [start, v] : mm->vmas)
+      for (vaddr base = v.vm_start & ~(span - 1); base < v.vm_end; base += span) {
+        bool oom = false;
+        const pte_table* t = pte_walk(k, *mm, base, false, &oom);
+        if (!t) continue;
+        for (vaddr a = std::max(base, v.vm_start); a < std::min(base + span, v.vm_end); a += 4096) {
+          const uint32_t i = uint32_t((a - base) >> 12);
+          if (!t->test(i)) continue;
+          pte_mapping m;
+          m.pid = pid;
+          m.addr = a;
+          m.writable = (t->writable_word(i >> 6) >> (i & 63)) & 1;
+          if ((t->anon_word(i >> 6) >> (i & 63)) & 1) {
+            m.kind = pte_mapping::anon;
+            m.anon_id = t->anon ? t->anon[i] : 0;
+          } else if (v.is_anon()) {
+            m.kind = pte_mapping::zero_page;
+          } else {
+            m.object_index = v.object;
+            m.pgoff = v.pgoff + ((a - v.vm_start) >> 12);
+          }
+          out.push_back(m);
+        }
+      }
+  return out;
+}
+
 result<page_info> sim_kernel::page_at(uint32_t pid, uint32_t map, bytes off) const {
   kernel& k = *k_;
   auto r = page_addr(k, pid, map, off);
