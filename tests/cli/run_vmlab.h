@@ -1,0 +1,121 @@
+// Running the vmlab binary from a test: exit status, stdout and stderr, with a timeout.
+// For CLI tests outside cli_test.cc (which has its own copy of the same helper).
+#pragma once
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace vmlab::cli_testing {
+
+struct cli_result {
+  int exit_code = -1;  // 128 + N when killed by signal N
+  std::string out;
+  std::string err;
+  double seconds = 0;  // wall time of the run
+};
+
+// Runs `vmlab ARGS...` (VMLAB_BINARY) with stdin from /dev/null, draining stdout and
+// stderr with poll; a run longer than `timeout` is killed (exit 128 + SIGKILL).
+inline cli_result run_vmlab(const std::vector<std::string>& args,
+                            std::chrono::seconds timeout = std::chrono::seconds(120)) {
+  cli_result r;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> storage;
+  storage.emplace_back(VMLAB_BINARY);
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& s : storage) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    throw std::runtime_error("pipe2 failed");
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    const int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::execv(argv[0], argv.data());
+    static const char msg[] = "run_vmlab: cannot exec the vmlab binary\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+
+  const auto deadline = t0 + timeout;
+  bool killed = false;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* sinks[2] = {&r.out, &r.err};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 && !killed) {
+      ::kill(pid, SIGKILL);
+      killed = true;
+    }
+    if (killed && left.count() < -5000) break;
+    const int wait_ms = killed ? 1000 : static_cast<int>(std::min<long long>(left.count(), 1000));
+    const int n = ::poll(fds, 2, wait_ms);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[65536];
+      const ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+      if (got > 0) {
+        sinks[i]->append(buf, static_cast<size_t>(got));
+      } else if (got == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) ::close(f.fd);
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(wstatus)) r.exit_code = WEXITSTATUS(wstatus);
+  else if (WIFSIGNALED(wstatus)) r.exit_code = 128 + WTERMSIG(wstatus);
+  if (killed) r.err += "\n[run_vmlab: killed after " + std::to_string(timeout.count()) + " s]";
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+inline std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// Whitespace-separated fields of a line.
+inline std::vector<std::string> fields_of(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+}  // namespace vmlab::cli_testing
