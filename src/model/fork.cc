@@ -37,7 +37,9 @@ status copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_ta
     k.store.set_full(d);
     if (!v.is_anon()) {
       object_rss(k, dst, v) += entries;
-      for (uint32_t i = 0; i < entries; ++i) (void)page_add_rmap(k, object_page(k, v.object, obj_pg(i)), false);
+      uint64_t done = 0;
+      for (uint32_t w = 0; w < entries / 64; ++w)
+        (void)rmap_add_object_word(k, v.object, int64_t(obj_pg(w * 64)), ~uint64_t{0}, done);
     }
     return {};
   }

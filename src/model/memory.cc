@@ -97,19 +97,18 @@ uint64_t object_pg(const vm_area_struct& vma, vaddr base, uint32_t i) {
   return vma.pgoff + ((base + (vaddr{i} << 12) - vma.vm_start) >> 12);
 }
 
+// Object page behind bit 0 of word w of the table at `base` (negative when the VMA
+// starts above it; such bits are never set for this VMA).
+int64_t object_pg0(const vm_area_struct& vma, vaddr base, uint32_t w) {
+  return int64_t(vma.pgoff) + (int64_t(base + (vaddr{w} << 18)) - int64_t(vma.vm_start)) / 4096;
+}
+
 // Maps the object pages of `m` (one word, none present yet): page_add_rmap for each, in
 // address order, then the PTEs. On ENOMEM (a pte_chain) the pages before the failing one
 // stay mapped, as the kernel leaves them. `done` gets what was mapped.
 status map_object_word(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr base, pte_table* t, uint32_t w,
                        uint64_t m, uint64_t& done) {
-  done = 0;
-  status s;
-  for (uint64_t b = m; b; b &= b - 1) {
-    const uint32_t i = w * 64 + uint32_t(__builtin_ctzll(b));
-    s = page_add_rmap(k, object_page(k, vma.object, object_pg(vma, base, i)), false);
-    if (!s.ok()) break;
-    done |= b & (~b + 1);
-  }
+  status s = rmap_add_object_word(k, vma.object, object_pg0(vma, base, w), m, done);
   map_word(k, t, w, done);
   rss_for_object(k, mm, vma) += uint64_t(popcount64(done));
   return s;
@@ -429,9 +428,7 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
           }
         page_remove_anon_exclusive(k, exclusive);
         k.pm.free(page_use::anon, exclusive);
-        if (!vma.is_anon())
-          for (uint64_t b = m & ~am; b; b &= b - 1)
-            page_remove_rmap(k, object_page(k, vma.object, object_pg(vma, base, w * 64 + uint32_t(__builtin_ctzll(b)))), false);
+        if (!vma.is_anon()) rmap_remove_object_word(k, vma.object, object_pg0(vma, base, w), m & ~am);
         const uint64_t anon_n = uint64_t(popcount64(am));
         mm.rss.anon -= anon_n;
         if (t->anonmap) t->anonmap[w] &= ~m;

@@ -125,19 +125,10 @@ uint32_t phys::share_anon(uint32_t origin) {
     id = free_ids_.back();
     free_ids_.pop_back();
   } else {
-    if (mapcount_.empty()) {  // id 0: none
-      mapcount_.push_back(0);
-      chain_.push_back(0);
-      origin_.push_back(0);
-    }
-    id = static_cast<uint32_t>(mapcount_.size());
-    mapcount_.push_back(0);
-    chain_.push_back(0);
-    origin_.push_back(0);
+    id = static_cast<uint32_t>(ids_.size());
+    ids_.emplace_back();
   }
-  mapcount_[id] = 1;
-  chain_[id] = 0;
-  origin_[id] = origin;
+  ids_[id] = {1, 0, origin};
   return id;
 }
 

@@ -76,12 +76,12 @@ class phys {
   // Gives an exclusive anonymous page an identity (mapcount 1); it is already counted.
   // `origin`: the anon_vma it belongs to (folio->mapping), 0 under schemes without one.
   uint32_t share_anon(uint32_t origin);
-  [[nodiscard]] uint32_t anon_origin(uint32_t id) const { return origin_[id]; }
+  [[nodiscard]] uint32_t anon_origin(uint32_t id) const { return ids_[id].origin; }
   // The page's mapcount and pte_chain head, where struct page keeps them (see rmap.h).
-  uint32_t* anon_mapcount(uint32_t id) { return &mapcount_[id]; }
-  uint32_t* anon_chain(uint32_t id) { return &chain_[id]; }
-  [[nodiscard]] uint32_t mapcount(uint32_t id) const { return mapcount_[id]; }
-  [[nodiscard]] uint32_t chain(uint32_t id) const { return chain_[id]; }
+  uint32_t* anon_mapcount(uint32_t id) { return &ids_[id].mapcount; }
+  uint32_t* anon_chain(uint32_t id) { return &ids_[id].chain; }
+  [[nodiscard]] uint32_t mapcount(uint32_t id) const { return ids_[id].mapcount; }
+  [[nodiscard]] uint32_t chain(uint32_t id) const { return ids_[id].chain; }
   // Releases an id whose mapcount reached 0, and its page.
   void release_anon(uint32_t id);
 
@@ -121,9 +121,13 @@ class phys {
   std::vector<zone_type> highuser_, kernel_;  // zonelists, preferred first
   std::array<uint64_t, kUses> max_by_use_{};
   uint64_t min_low_free_ = 0, min_free_ = 0, min_high_free_ = 0;
-  std::vector<uint32_t> mapcount_;  // by anon id
-  std::vector<uint32_t> chain_;     // by anon id: pte_chain head + 1, 0 = none
-  std::vector<uint32_t> origin_;    // by anon id: its anon_vma
+  // What struct page holds for a shared anonymous page, by anon id.
+  struct anon_state {
+    uint32_t mapcount = 0;
+    uint32_t chain = 0;   // pte_chain head + 1, 0 = none
+    uint32_t origin = 0;  // its anon_vma
+  };
+  std::vector<anon_state> ids_{1};  // id 0: none
   std::vector<uint32_t> free_ids_;
 };
 

@@ -32,6 +32,19 @@ uint32_t chain_pop(kernel& k, uint32_t head) {
   return next;
 }
 
+// Calls f(lo, n) for every run of n consecutive set bits of m starting at bit lo.
+template <class F>
+inline void for_each_run(uint64_t m, F&& f) {
+  while (m) {
+    const uint32_t lo = uint32_t(__builtin_ctzll(m));
+    const uint64_t rest = m >> lo;
+    const uint32_t n = ~rest ? uint32_t(__builtin_ctzll(~rest)) : 64 - lo;
+    f(lo, n);
+    if (lo + n >= 64) break;
+    m &= ~uint64_t{0} << (lo + n);
+  }
+}
+
 void note_mapped(kernel& k) {
   const uint64_t m = k.rm.mapped_file + (k.prof.meminfo.mapped_counts_anon ? k.rm.mapped_anon : 0);
   k.rm.max_mapped = std::max(k.rm.max_mapped, m);
@@ -95,6 +108,55 @@ void page_remove_rmap(kernel& k, page_rmap p, bool anon) {
   }
   if (--n == 0) --(anon ? k.rm.mapped_anon : k.rm.mapped_file);
   --k.rm.reverse_maps;
+}
+
+status rmap_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m, uint64_t& done) {
+  done = 0;
+  if (!m) return {};
+  if (chained(k)) {
+    // pte_chain: allocation per mapping, page by page.
+    for (uint64_t b = m; b; b &= b - 1) {
+      if (status s = page_add_rmap(k, object_page(k, obj, uint64_t(pg0 + __builtin_ctzll(b))), false); !s.ok()) return s;
+      done |= b & (~b + 1);
+    }
+    return {};
+  }
+  // Every other scheme: only the mapcount, a run of set bits at a time (a fault-around
+  // window, a whole word), which the compiler vectorises.
+  uint32_t* mc = k.objects[static_cast<size_t>(obj)].mapcount.data();
+  uint64_t newly = 0;
+  for_each_run(m, [&](uint32_t lo, uint32_t n) {
+    uint32_t* p = mc + (pg0 + lo);
+    for (uint32_t j = 0; j < n; ++j) {
+      newly += p[j] == 0;
+      ++p[j];
+    }
+  });
+  if (newly) {
+    k.rm.mapped_file += newly;
+    note_mapped(k);
+  }
+  k.rm.reverse_maps += uint64_t(popcount64(m));
+  k.rm.max_reverse_maps = std::max(k.rm.max_reverse_maps, k.rm.reverse_maps);
+  done = m;
+  return {};
+}
+
+void rmap_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m) {
+  if (!m) return;
+  if (chained(k)) {
+    for (uint64_t b = m; b; b &= b - 1)
+      page_remove_rmap(k, object_page(k, obj, uint64_t(pg0 + __builtin_ctzll(b))), false);
+    return;
+  }
+  uint32_t* mc = k.objects[static_cast<size_t>(obj)].mapcount.data();
+  uint64_t gone = 0;
+  for_each_run(m, [&](uint32_t lo, uint32_t n) {
+    uint32_t* p = mc + (pg0 + lo);
+    for (uint32_t j = 0; j < n; ++j) gone += --p[j] == 0;
+  });
+  k.rm.mapped_file -= gone;
+  k.rm.reverse_maps -= uint64_t(popcount64(m));
 }
 
 void page_add_anon_exclusive(kernel& k, uint64_t n) {

@@ -64,6 +64,12 @@ struct rmap_counters {
 status page_add_rmap(kernel& k, page_rmap p, bool anon);
 // page_remove_rmap(): one PTE less.
 void page_remove_rmap(kernel& k, page_rmap p, bool anon);
+// page_add_rmap / page_remove_rmap for the object pages of one 64-entry word: bit b of m
+// is page pg0 + b of object obj (pg0 may be negative when the low bits lie before the
+// VMA; they are not in m). The add stops at the first ENOMEM, `done` gets what was added.
+// Word-at-a-time because this is the model's hot path: shm faults and zaps of whole ranges.
+status rmap_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m, uint64_t& done);
+void rmap_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m);
 // An exclusive anonymous page (no id): n such pages gain or lose their only PTE.
 void page_add_anon_exclusive(kernel& k, uint64_t n);
 void page_remove_anon_exclusive(kernel& k, uint64_t n);
