@@ -87,15 +87,17 @@ void check_rmap(const kernel& k, recount& rc) {
   for (size_t o = 0; o < k.objects.size(); ++o) {
     const mem_object& obj = k.objects[o];
     for (uint64_t pg = 0; pg < obj.nr_pages; ++pg) {
+      mapped_file += rc.obj_refs[o][pg] != 0;
+      if (obj.mapcount.empty()) continue;  // no per-page state under this scheme (rmap.h)
       if (obj.mapcount[pg] != rc.obj_refs[o][pg]) {
         rc.err << "object " << o << " page " << pg << " mapcount " << obj.mapcount[pg] << " != " << rc.obj_refs[o][pg] << "; ";
         return;
       }
-      mapped_file += obj.mapcount[pg] != 0;
-      if (!obj.chain.empty()) check_chain(obj.mapcount[pg], obj.chain[pg], "object page");
+      check_chain(obj.mapcount[pg], obj.chain[pg], "object page");
     }
   }
-  if (mapped_file != k.rm.mapped_file) rc.err << "mapped file pages " << k.rm.mapped_file << " != " << mapped_file << "; ";
+  if (mapped_file != count_mapped_object_pages(k))
+    rc.err << "mapped file pages " << count_mapped_object_pages(k) << " != " << mapped_file << "; ";
   const uint64_t mapped_anon = rc.exclusive_anon + rc.anon_refs.size();
   if (mapped_anon != k.rm.mapped_anon) rc.err << "mapped anon pages " << k.rm.mapped_anon << " != " << mapped_anon << "; ";
   if (k.prof.rmap.scheme == rmap_scheme::pte_chain) {

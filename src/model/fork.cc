@@ -52,9 +52,9 @@ status copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_ta
       // The page becomes mapped twice: give it an identity and a mapcount.
       k.store.ensure_anon(s, entries);
       if (!s->anon[i]) s->anon[i] = k.pm.share_anon(v.anon_vma);
-      if (status st = page_add_rmap(k, anon_page(k, s->anon[i]), true); !st.ok()) {
+      if (!rmap_dup_anon(k, s->anon[i])) {
         if (d->nr_present == d->nwords * 64) k.store.set_full(d);
-        return st;
+        return oom_status(k, "a pte_chain", gfp_zone::kernel);
       }
       k.store.ensure_anon(d, entries);
       k.store.ensure_anonmap(d);
@@ -62,9 +62,10 @@ status copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_ta
       d->anonmap[w] |= b;
       ++dst.rss.anon;
     } else if (!v.is_anon()) {
-      if (status st = page_add_rmap(k, object_page(k, v.object, obj_pg(i)), false); !st.ok()) {
+      uint64_t done = 0;
+      if (!rmap_add_object_word(k, v.object, int64_t(obj_pg(i)), 1, done)) {
         if (d->nr_present == d->nwords * 64) k.store.set_full(d);
-        return st;
+        return oom_status(k, "a pte_chain", gfp_zone::kernel);
       }
       ++object_rss(k, dst, v);
     }

@@ -105,4 +105,46 @@ result<mm_struct*> mm_create(kernel& k, uint32_t pid);
 status dup_mm(kernel& k, mm_struct& parent, uint32_t child_pid);
 void exit_mmap(kernel& k, uint32_t pid);
 
+// --- rmap hot path (rmap.h): the object pages of one PTE word gain or lose a mapping.
+// Only pte_chain keeps per-page state; every other scheme counts ReverseMaps here and
+// leaves Mapped to be counted from the page tables.
+inline bool rmap_per_page(const kernel& k) { return k.prof.rmap.scheme == rmap_scheme::pte_chain; }
+
+// false when a pte_chain could not be allocated (ENOMEM: "a pte_chain", GFP_KERNEL).
+inline bool rmap_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m, uint64_t& done) {
+  if (rmap_per_page(k)) return pte_chain_add_object_word(k, obj, pg0, m, done);
+  k.rm.mapped_may_have_grown |= m != 0;
+  k.rm.reverse_maps += uint64_t(popcount64(m));
+  if (k.rm.reverse_maps > k.rm.max_reverse_maps) k.rm.max_reverse_maps = k.rm.reverse_maps;
+  done = m;
+  return true;
+}
+
+// fork: one more PTE maps shared anonymous page `id` (page_dup_rmap; page_add_rmap with
+// its pte_chain under 2.5). false when a pte_chain could not be allocated.
+inline bool rmap_dup_anon(kernel& k, uint32_t id) {
+  if (rmap_per_page(k)) return page_add_rmap(k, anon_page(k, id), true).ok();
+  ++*k.pm.anon_mapcount(id);
+  if (++k.rm.reverse_maps > k.rm.max_reverse_maps) k.rm.max_reverse_maps = k.rm.reverse_maps;
+  return true;
+}
+
+// One PTE less maps shared anonymous page `id`; the page is freed with its last PTE.
+inline void rmap_remove_anon(kernel& k, uint32_t id) {
+  uint32_t* mc = k.pm.anon_mapcount(id);
+  if (rmap_per_page(k)) {
+    page_remove_rmap(k, anon_page(k, id), true);
+  } else {
+    --*mc;
+    --k.rm.reverse_maps;
+    if (*mc == 0) --k.rm.mapped_anon;
+  }
+  if (*mc == 0) k.pm.release_anon(id);
+}
+
+inline void rmap_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m) {
+  if (rmap_per_page(k)) return pte_chain_remove_object_word(k, obj, pg0, m);
+  k.rm.reverse_maps -= uint64_t(popcount64(m));
+}
+
 }  // namespace vmlab

@@ -106,13 +106,15 @@ int64_t object_pg0(const vm_area_struct& vma, vaddr base, uint32_t w) {
 // Maps the object pages of `m` (one word, none present yet): page_add_rmap for each, in
 // address order, then the PTEs. On ENOMEM (a pte_chain) the pages before the failing one
 // stay mapped, as the kernel leaves them. `done` gets what was mapped.
-status map_object_word(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr base, pte_table* t, uint32_t w,
-                       uint64_t m, uint64_t& done) {
-  status s = rmap_add_object_word(k, vma.object, object_pg0(vma, base, w), m, done);
+bool map_object_word(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr base, pte_table* t, uint32_t w,
+                     uint64_t m, uint64_t& done) {
+  const bool ok = rmap_add_object_word(k, vma.object, object_pg0(vma, base, w), m, done);
   map_word(k, t, w, done);
   rss_for_object(k, mm, vma) += uint64_t(popcount64(done));
-  return s;
+  return ok;
 }
+
+status pte_chain_enomem(const kernel& k) { return oom_status(k, "a pte_chain", gfp_zone::kernel); }
 
 void maybe_full(kernel& k, pte_table* t) {
   if (t->nr_present == t->nwords * 64 && !t->is_full()) k.store.set_full(t);
@@ -164,9 +166,9 @@ status read_fault_at(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, 
   for (uint32_t x = w0; x <= w1; ++x) {
     const uint64_t m = win[x - w0] & cached[x - w0] & ~t->word(x);
     uint64_t done = 0;
-    status s = map_object_word(k, mm, vma, base, t, x, m, done);
+    const bool ok = map_object_word(k, mm, vma, base, t, x, m, done);
     if (need) need[x] &= ~done;
-    if (!s.ok()) return s;
+    if (!ok) return pte_chain_enomem(k);
   }
   return {};
 }
@@ -200,15 +202,13 @@ status wp_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_t
       k.pm.alloc(page_use::anon, gfp_zone::highuser, 1);
       ++k.cow_faults;
       if (id) {
-        page_rmap r = anon_page(k, id);  // anon replaces anon: RSS unchanged
-        page_remove_rmap(k, r, true);
-        if (*r.mapcount == 0) k.pm.release_anon(id);
+        rmap_remove_anon(k, id);  // anon replaces anon: RSS unchanged
         t->anon[i] = 0;
       } else {
         ++mm.rss.anon;  // replaces the zero page or a page-cache page
         if (!vma.is_anon()) {
           --rss_for_object(k, mm, vma);
-          page_remove_rmap(k, object_page(k, vma.object, object_pg(vma, base, i)), false);
+          rmap_remove_object_word(k, vma.object, int64_t(object_pg(vma, base, i)), 1);
         }
         k.store.ensure_anonmap(t);
         t->anonmap[w] |= bit(i);
@@ -236,11 +236,11 @@ status write_fault_none(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr bas
       if (!make_resident(k, vma, base, w * 64 + uint32_t(__builtin_ctzll(b))))
         return oom_status(k, "a page-cache page", gfp_zone::highuser);
     uint64_t done = 0;
-    status s = map_object_word(k, mm, vma, base, t, w, m, done);
+    const bool ok = map_object_word(k, mm, vma, base, t, w, m, done);
     if (tracks_writable(k, vma) && done) { k.store.ensure_writable(t); t->writable[w] |= done; }
     k.faults += uint64_t(popcount64(done));
     mm.min_flt += uint64_t(popcount64(done));
-    return s;
+    return ok ? status{} : pte_chain_enomem(k);
   }
   // do_anonymous_page (write) or do_cow_fault: anon_vma_prepare, a fresh anonymous page
   // per entry (PageDirect: no rmap allocation).
@@ -420,14 +420,14 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
           for (uint64_t b = am; b; b &= b - 1) {
             uint32_t& id = t->anon[w * 64 + uint32_t(__builtin_ctzll(b))];
             if (!id) continue;
-            page_rmap r = anon_page(k, id);
-            page_remove_rmap(k, r, true);
-            if (*r.mapcount == 0) k.pm.release_anon(id);
+            rmap_remove_anon(k, id);
             id = 0;
             --exclusive;
           }
-        page_remove_anon_exclusive(k, exclusive);
-        k.pm.free(page_use::anon, exclusive);
+        if (exclusive) {
+          page_remove_anon_exclusive(k, exclusive);
+          k.pm.free(page_use::anon, exclusive);
+        }
         if (!vma.is_anon()) rmap_remove_object_word(k, vma.object, object_pg0(vma, base, w), m & ~am);
         const uint64_t anon_n = uint64_t(popcount64(am));
         mm.rss.anon -= anon_n;

@@ -53,25 +53,9 @@ phys::phys(const zone_policy& zp, uint64_t total_pages, uint64_t reserved) : tot
   alloc(page_use::reserved, gfp_zone::kernel, std::min(reserved, low_pages()));
 }
 
-uint64_t phys::used() const {
-  uint64_t n = 0;
-  for (uint64_t u : by_use_) n += u;
-  return n;
-}
-
-uint64_t phys::zone_used(zone_type z) const {
-  uint64_t n = 0;
-  for (uint64_t u : used_[static_cast<int>(z)]) n += u;
-  return n;
-}
-
 uint64_t phys::low_pages() const {
   return present_[static_cast<int>(zone_type::dma)] + present_[static_cast<int>(zone_type::dma32)] +
          present_[static_cast<int>(zone_type::normal)];
-}
-
-uint64_t phys::low_free() const {
-  return zone_free(zone_type::dma) + zone_free(zone_type::dma32) + zone_free(zone_type::normal);
 }
 
 bool phys::can_alloc(gfp_zone g, uint64_t n) const {
@@ -83,17 +67,31 @@ bool phys::can_alloc(gfp_zone g, uint64_t n) const {
   return n == 0;
 }
 
+void phys::take(zone_type z, int use, uint64_t n) {
+  const int zi = static_cast<int>(z);
+  used_[zi][use] += n;
+  zone_used_[zi] += n;
+  if (z != zone_type::highmem) low_used_ += n;
+}
+
 bool phys::alloc(page_use use, gfp_zone g, uint64_t n) {
-  if (!can_alloc(g, n)) return false;
+  const std::vector<zone_type>& zl = zonelist(g);
   const int u = static_cast<int>(use);
-  by_use_[u] += n;
-  max_by_use_[u] = std::max(max_by_use_[u], by_use_[u]);
-  for (zone_type z : zonelist(g)) {
-    const uint64_t take = std::min(n, zone_free(z));
-    used_[static_cast<int>(z)][u] += take;
-    n -= take;
-    if (!n) break;
+  if (!zl.empty() && zone_free(zl.front()) >= n) {
+    take(zl.front(), u, n);  // the common case: the preferred zone has room
+  } else {
+    if (!can_alloc(g, n)) return false;
+    uint64_t left = n;
+    for (zone_type z : zl) {
+      const uint64_t part = std::min(left, zone_free(z));
+      take(z, u, part);
+      left -= part;
+      if (!left) break;
+    }
   }
+  by_use_[u] += n;
+  used_total_ += n;
+  max_by_use_[u] = std::max(max_by_use_[u], by_use_[u]);
   note_minima();
   return true;
 }
@@ -101,9 +99,12 @@ bool phys::alloc(page_use use, gfp_zone g, uint64_t n) {
 void phys::free(page_use use, uint64_t n) {
   const int u = static_cast<int>(use);
   by_use_[u] -= n;
+  used_total_ -= n;
   for (int z = 0; z < kZones && n; ++z) {  // DMA, DMA32, Normal, HighMem: least preferred first
     const uint64_t give = std::min(n, used_[z][u]);
     used_[z][u] -= give;
+    zone_used_[z] -= give;
+    if (static_cast<zone_type>(z) != zone_type::highmem) low_used_ -= give;
     n -= give;
   }
 }
@@ -115,7 +116,7 @@ zone_type phys::exhausted(gfp_zone g) const {
 
 void phys::note_minima() {
   min_low_free_ = std::min(min_low_free_, low_free());
-  min_free_ = std::min(min_free_, total_ - used());
+  min_free_ = std::min(min_free_, total_ - used_total_);
   min_high_free_ = std::min(min_high_free_, zone_free(zone_type::highmem));
 }
 

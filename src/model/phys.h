@@ -86,11 +86,11 @@ class phys {
   void release_anon(uint32_t id);
 
   [[nodiscard]] uint64_t total_pages() const { return total_; }
-  [[nodiscard]] uint64_t used() const;
+  [[nodiscard]] uint64_t used() const { return used_total_; }
   [[nodiscard]] uint64_t used(page_use u) const { return by_use_[static_cast<int>(u)]; }
   [[nodiscard]] bool zone_present(zone_type z) const { return present_[static_cast<int>(z)] > 0; }
   [[nodiscard]] uint64_t zone_pages(zone_type z) const { return present_[static_cast<int>(z)]; }
-  [[nodiscard]] uint64_t zone_used(zone_type z) const;
+  [[nodiscard]] uint64_t zone_used(zone_type z) const { return zone_used_[static_cast<int>(z)]; }
   [[nodiscard]] uint64_t zone_used(zone_type z, page_use u) const {
     return used_[static_cast<int>(z)][static_cast<int>(u)];
   }
@@ -98,7 +98,7 @@ class phys {
   [[nodiscard]] bool has_highmem() const { return zone_present(zone_type::highmem); }
   // ZONE_DMA + ZONE_DMA32 + ZONE_NORMAL (LowTotal/LowFree on a highmem kernel).
   [[nodiscard]] uint64_t low_pages() const;
-  [[nodiscard]] uint64_t low_free() const;
+  [[nodiscard]] uint64_t low_free() const { return low_pages() - low_used_; }
   // The smallest low_free() and free pages ever seen (LowFree / MemFree minima).
   [[nodiscard]] uint64_t min_low_free() const { return min_low_free_; }
   [[nodiscard]] uint64_t min_free() const { return min_free_; }
@@ -112,12 +112,17 @@ class phys {
   [[nodiscard]] const std::vector<zone_type>& zonelist(gfp_zone g) const {
     return g == gfp_zone::highuser ? highuser_ : kernel_;
   }
+  void take(zone_type z, int use, uint64_t n);
   void note_minima();
 
+  // Counters kept per (zone, use), and their sums, so that an allocation on the fault
+  // path is a handful of adds.
   uint64_t total_;
   std::array<uint64_t, kZones> present_{};
   std::array<std::array<uint64_t, kUses>, kZones> used_{};
+  std::array<uint64_t, kZones> zone_used_{};
   std::array<uint64_t, kUses> by_use_{};
+  uint64_t used_total_ = 0, low_used_ = 0;
   std::vector<zone_type> highuser_, kernel_;  // zonelists, preferred first
   std::array<uint64_t, kUses> max_by_use_{};
   uint64_t min_low_free_ = 0, min_free_ = 0, min_high_free_ = 0;

@@ -32,20 +32,12 @@ uint32_t chain_pop(kernel& k, uint32_t head) {
   return next;
 }
 
-// Calls f(lo, n) for every run of n consecutive set bits of m starting at bit lo.
-template <class F>
-inline void for_each_run(uint64_t m, F&& f) {
-  while (m) {
-    const uint32_t lo = uint32_t(__builtin_ctzll(m));
-    const uint64_t rest = m >> lo;
-    const uint32_t n = ~rest ? uint32_t(__builtin_ctzll(~rest)) : 64 - lo;
-    f(lo, n);
-    if (lo + n >= 64) break;
-    m &= ~uint64_t{0} << (lo + n);
-  }
-}
-
+// Mapped's maximum, where it is kept incrementally (pte_chain; anonymous pages).
 void note_mapped(kernel& k) {
+  if (!chained(k)) {
+    k.rm.mapped_may_have_grown = true;
+    return;
+  }
   const uint64_t m = k.rm.mapped_file + (k.prof.meminfo.mapped_counts_anon ? k.rm.mapped_anon : 0);
   k.rm.max_mapped = std::max(k.rm.max_mapped, m);
 }
@@ -88,7 +80,7 @@ status page_add_rmap(kernel& k, page_rmap p, bool anon) {
   }
   if (n++ == 0) {
     ++(anon ? k.rm.mapped_anon : k.rm.mapped_file);
-    note_mapped(k);
+    if (anon ? k.prof.meminfo.mapped_counts_anon : true) note_mapped(k);
   }
   k.rm.max_reverse_maps = std::max(k.rm.max_reverse_maps, ++k.rm.reverse_maps);
   return {};
@@ -110,53 +102,87 @@ void page_remove_rmap(kernel& k, page_rmap p, bool anon) {
   --k.rm.reverse_maps;
 }
 
-status rmap_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m, uint64_t& done) {
+bool pte_chain_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m, uint64_t& done) {
   done = 0;
-  if (!m) return {};
-  if (chained(k)) {
-    // pte_chain: allocation per mapping, page by page.
-    for (uint64_t b = m; b; b &= b - 1) {
-      if (status s = page_add_rmap(k, object_page(k, obj, uint64_t(pg0 + __builtin_ctzll(b))), false); !s.ok()) return s;
-      done |= b & (~b + 1);
-    }
-    return {};
+  for (uint64_t b = m; b; b &= b - 1) {
+    if (!page_add_rmap(k, object_page(k, obj, uint64_t(pg0 + __builtin_ctzll(b))), false).ok()) return false;
+    done |= b & (~b + 1);
   }
-  // Every other scheme: only the mapcount, a run of set bits at a time (a fault-around
-  // window, a whole word), which the compiler vectorises.
-  uint32_t* mc = k.objects[static_cast<size_t>(obj)].mapcount.data();
-  uint64_t newly = 0;
-  for_each_run(m, [&](uint32_t lo, uint32_t n) {
-    uint32_t* p = mc + (pg0 + lo);
-    for (uint32_t j = 0; j < n; ++j) {
-      newly += p[j] == 0;
-      ++p[j];
-    }
-  });
-  if (newly) {
-    k.rm.mapped_file += newly;
-    note_mapped(k);
-  }
-  k.rm.reverse_maps += uint64_t(popcount64(m));
-  k.rm.max_reverse_maps = std::max(k.rm.max_reverse_maps, k.rm.reverse_maps);
-  done = m;
-  return {};
+  return true;
 }
 
-void rmap_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m) {
-  if (!m) return;
-  if (chained(k)) {
-    for (uint64_t b = m; b; b &= b - 1)
-      page_remove_rmap(k, object_page(k, obj, uint64_t(pg0 + __builtin_ctzll(b))), false);
-    return;
+void pte_chain_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m) {
+  for (uint64_t b = m; b; b &= b - 1)
+    page_remove_rmap(k, object_page(k, obj, uint64_t(pg0 + __builtin_ctzll(b))), false);
+}
+
+uint64_t count_mapped_object_pages(const kernel& k) {
+  if (chained(k)) return k.rm.mapped_file;
+  // OR every object VMA's present, non-anonymous PTEs into a bitmap of its object's pages.
+  std::vector<std::vector<uint64_t>> seen(k.objects.size());
+  const uint32_t entries = k.prof.paging.pte().entries;
+  const vaddr span = vaddr{entries} << 12;
+  for (const auto& [pid, mmp] : k.mms) {
+    mm_struct& mm = *mmp;
+    for (const auto& [start, v] : mm.vmas) {
+      if (v.is_anon()) continue;
+      std::vector<uint64_t>& bits = seen[static_cast<size_t>(v.object)];
+      if (bits.empty()) bits.assign(k.objects[static_cast<size_t>(v.object)].nr_pages / 64 + 2, 0);
+      for (vaddr base = v.vm_start & ~(span - 1); base < v.vm_end; base += span) {
+        bool oom = false;
+        const pte_table* t = pte_walk(const_cast<kernel&>(k), mm, base, false, &oom);
+        if (!t || !t->nr_present) continue;
+        for (uint32_t w = 0; w < entries / 64; ++w) {
+          const vaddr wlo = base + (vaddr{w} << 18), whi = wlo + (vaddr{64} << 12);
+          const vaddr lo = std::max(wlo, v.vm_start), hi = std::min(whi, v.vm_end);
+          if (lo >= hi) continue;
+          const uint32_t b0 = uint32_t((lo - wlo) >> 12), b1 = uint32_t((hi - wlo) >> 12);
+          const uint64_t in_vma = (b1 - b0 == 64 ? ~uint64_t{0} : ((uint64_t{1} << (b1 - b0)) - 1)) << b0;
+          uint64_t m = t->word(w) & ~t->anon_word(w) & in_vma;
+          if (!m) continue;
+          // Bit b of m is object page pg0 + b; bits below the VMA are clear in m.
+          int64_t pg0 = int64_t(v.pgoff) + (int64_t(wlo) - int64_t(v.vm_start)) / 4096;
+          if (pg0 < 0) {
+            m >>= -pg0;
+            pg0 = 0;
+          }
+          const uint64_t i = uint64_t(pg0) >> 6, sh = uint64_t(pg0) & 63;
+          bits[i] |= m << sh;
+          if (sh) bits[i + 1] |= m >> (64 - sh);
+        }
+      }
+    }
   }
-  uint32_t* mc = k.objects[static_cast<size_t>(obj)].mapcount.data();
-  uint64_t gone = 0;
-  for_each_run(m, [&](uint32_t lo, uint32_t n) {
-    uint32_t* p = mc + (pg0 + lo);
-    for (uint32_t j = 0; j < n; ++j) gone += --p[j] == 0;
-  });
-  k.rm.mapped_file -= gone;
-  k.rm.reverse_maps -= uint64_t(popcount64(m));
+  uint64_t n = 0;
+  for (const auto& bits : seen)
+    for (uint64_t w : bits) n += uint64_t(popcount64(w));
+  return n;
+}
+
+uint64_t mapped_pages(const kernel& k) {
+  return count_mapped_object_pages(k) + (k.prof.meminfo.mapped_counts_anon ? k.rm.mapped_anon : 0);
+}
+
+void note_mapped_max(kernel& k) {
+  if (!k.rm.mapped_may_have_grown) return;
+  k.rm.max_mapped = std::max(k.rm.max_mapped, mapped_pages(k));
+  k.rm.mapped_may_have_grown = false;
+}
+
+uint64_t object_page_mapcount(const kernel& k, int32_t obj, uint64_t pg) {
+  const mem_object& o = k.objects[static_cast<size_t>(obj)];
+  if (!o.mapcount.empty()) return o.mapcount[pg];
+  uint64_t n = 0;
+  for (const auto& [pid, mmp] : k.mms)
+    for (const auto& [start, v] : mmp->vmas) {
+      if (v.object != obj || pg < v.pgoff || pg >= v.pgoff + v.pages()) continue;
+      const vaddr a = v.vm_start + ((pg - v.pgoff) << 12);
+      bool oom = false;
+      const pte_table* t = pte_walk(const_cast<kernel&>(k), *mmp, a, false, &oom);
+      const uint32_t i = uint32_t((a >> 12) & (k.prof.paging.pte().entries - 1));
+      if (t && t->test(i) && !((t->anon_word(i >> 6) >> (i & 63)) & 1)) ++n;
+    }
+  return n;
 }
 
 void page_add_anon_exclusive(kernel& k, uint64_t n) {
@@ -297,7 +323,7 @@ std::vector<mapping> rmap_walk(kernel& k, const page_id& p, rmap_work& w) {
       if (p.kind == page_id::object) {
         const mem_object& o = k.objects[static_cast<size_t>(p.obj)];
         n = o.mapcount[p.pg];
-        in_chain = o.chain[p.pg] != 0;
+        in_chain = o.chain[p.pg] != 0;  // pte_chain: per-page state exists
       } else if (p.kind == page_id::anon_shared) {
         n = k.pm.mapcount(p.id);
         in_chain = k.pm.chain(p.id) != 0;

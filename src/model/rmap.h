@@ -24,6 +24,16 @@
 // Counters: ReverseMaps (2.5.30-2.5.67 nr_reverse_maps: one per page_add_rmap including
 // PageDirect), Mapped (pages with at least one PTE; file pages only since 2.6.18).
 //
+// Per-page state only where the design has it. Under pte_chain every shm/file page keeps
+// its mapcount and chain head, as struct page did, because the chain's size depends on
+// it. Under the other schemes the kernel's per-page cost is a mapcount increment the
+// model does not need for anything but Mapped, and keeping one would cost the model a
+// memory access per PTE on its hot paths (a whole word of PTEs is otherwise one store).
+// So there Mapped for shm/file pages is counted from the page tables when asked
+// (count_mapped_object_pages), and its maximum is taken before every op that can lower
+// it: exact at op boundaries. Anonymous pages keep their mapcount under every scheme
+// (do_wp_page decides reuse or copy by it).
+//
 // Invariants (check_invariants() recounts them):
 //  1. reverse_maps == the sum of every mm's RSS (each present PTE of a non-zero page).
 //  2. mapcount(page) == the PTEs that map it; mapped_* == pages with mapcount >= 1.
@@ -50,10 +60,11 @@ struct page_rmap {
 
 struct rmap_counters {
   uint64_t reverse_maps = 0;
-  uint64_t mapped_file = 0;  // shm and file pages with mapcount >= 1
+  uint64_t mapped_file = 0;  // pte_chain only: shm and file pages with mapcount >= 1
   uint64_t mapped_anon = 0;  // anonymous pages with mapcount >= 1
   uint64_t max_reverse_maps = 0;
   uint64_t max_mapped = 0;   // of the profile's Mapped figure, in pages
+  bool mapped_may_have_grown = false;  // object schemes: a page got mapped since the last count
   rmap_work work;            // what try_to_unmap / page_referenced walks did
   // pte_chain: the next object of each chain object (by object id + 1; 0 = end).
   std::vector<uint32_t> chain_next;
@@ -64,12 +75,13 @@ struct rmap_counters {
 status page_add_rmap(kernel& k, page_rmap p, bool anon);
 // page_remove_rmap(): one PTE less.
 void page_remove_rmap(kernel& k, page_rmap p, bool anon);
-// page_add_rmap / page_remove_rmap for the object pages of one 64-entry word: bit b of m
-// is page pg0 + b of object obj (pg0 may be negative when the low bits lie before the
-// VMA; they are not in m). The add stops at the first ENOMEM, `done` gets what was added.
-// Word-at-a-time because this is the model's hot path: shm faults and zaps of whole ranges.
-status rmap_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m, uint64_t& done);
-void rmap_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m);
+// page_add_rmap / page_remove_rmap for the object pages of one 64-entry word under
+// pte_chain: bit b of m is page pg0 + b of object obj (pg0 may be negative when the low
+// bits lie before the VMA; they are not in m). The add stops at the first ENOMEM (and
+// returns false), `done` gets what was added. Callers use rmap_add_object_word / rmap_remove_object_word
+// (kernel.h), which count the schemes without per-page state inline.
+bool pte_chain_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m, uint64_t& done);
+void pte_chain_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m);
 // An exclusive anonymous page (no id): n such pages gain or lose their only PTE.
 void page_add_anon_exclusive(kernel& k, uint64_t n);
 void page_remove_anon_exclusive(kernel& k, uint64_t n);
@@ -87,6 +99,14 @@ uint64_t page_referenced(kernel& k, mm_struct& mm, vaddr addr);
 // (there is no swap: the model treats it as clean). Returns the work of this one walk;
 // a non-present or zero page gives an empty result.
 rmap_work try_to_unmap(kernel& k, mm_struct& mm, vaddr addr);
+
+// Shm/file pages mapped by at least one PTE, and the profile's Mapped figure (pages).
+uint64_t count_mapped_object_pages(const kernel& k);
+uint64_t mapped_pages(const kernel& k);
+// Takes Mapped's maximum now; called before every op that may unmap pages.
+void note_mapped_max(kernel& k);
+// PTEs mapping page pg of object obj (from the mapcount, or counted from page tables).
+uint64_t object_page_mapcount(const kernel& k, int32_t obj, uint64_t pg);
 
 // The number of pte_chain objects a page mapped `n` times holds in chain mode.
 uint64_t pte_chain_objects(const kernel& k, uint64_t n);

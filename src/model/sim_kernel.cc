@@ -48,8 +48,10 @@ result<std::unique_ptr<sim_kernel>> sim_kernel::create(const machine_decl& m, co
     obj.kind = o.kind;
     obj.nr_pages = div_round_up(o.size, 4096);
     obj.resident.assign(div_round_up(obj.nr_pages, 64) + 1, 0);
-    obj.mapcount.assign(obj.nr_pages, 0);
-    if (p.rmap.scheme == rmap_scheme::pte_chain) obj.chain.assign(obj.nr_pages, 0);
+    if (p.rmap.scheme == rmap_scheme::pte_chain) {  // struct page's rmap fields (rmap.h)
+      obj.mapcount.assign(obj.nr_pages, 0);
+      obj.chain.assign(obj.nr_pages, 0);
+    }
     k->objects.push_back(std::move(obj));
   }
   return std::unique_ptr<sim_kernel>(new sim_kernel(std::move(k)));
@@ -86,6 +88,25 @@ status check_access(mm_struct& mm, vaddr start, vaddr end, uint8_t need) {
   return {};
 }
 
+// A write to a private file/shm mapping can replace mapped page-cache pages by anonymous
+// copies (COW), lowering Mapped: take its maximum first (rmap.h).
+void note_mapped_max_before_cow(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
+  for (vaddr a = start; a < end;) {
+    vm_area_struct* v = find_vma(mm, a);
+    if (!v) {
+      auto nx = mm.vmas.upper_bound(a);
+      if (nx == mm.vmas.end()) return;
+      a = nx->second.vm_start;
+      continue;
+    }
+    if (!v->is_anon() && !v->shared) {
+      note_mapped_max(k);
+      return;
+    }
+    a = v->vm_end;
+  }
+}
+
 }  // namespace
 
 std::string fmt_hex(uint64_t v) {
@@ -110,6 +131,7 @@ status sim_kernel::fork(uint32_t parent, uint32_t child) {
 
 status sim_kernel::exit(uint32_t pid) {
   if (!find_mm(*k_, pid)) return no_such(pid);
+  note_mapped_max(*k_);
   exit_mmap(*k_, pid);
   return {};
 }
@@ -133,6 +155,7 @@ status sim_kernel::munmap(uint32_t pid, uint32_t map, bytes off, bytes len) {
   if (!mm) return no_such(pid);
   auto r = resolve(*mm, map, off, len);
   if (!r.ok()) return r.error();
+  note_mapped_max(*k_);
   return do_munmap(*k_, *mm, r->first, r->second);
 }
 
@@ -149,6 +172,7 @@ status sim_kernel::madvise_dontneed(uint32_t pid, uint32_t map, bytes off, bytes
   if (!mm) return no_such(pid);
   auto r = resolve(*mm, map, off, len);
   if (!r.ok()) return r.error();
+  note_mapped_max(*k_);
   return do_madvise_dontneed(*k_, *mm, r->first, r->second);
 }
 
@@ -159,6 +183,7 @@ status sim_kernel::touch(uint32_t pid, uint32_t map, bytes off, bytes len, bytes
   if (!r.ok()) return r.error();
   auto [start, end] = r.value();
   if (status s = check_access(*mm, start, end, write ? prot_write : prot_read); !s.ok()) return s;
+  if (write) note_mapped_max_before_cow(*k_, *mm, start, end);
   for (vaddr a = start; a < end;) {
     vm_area_struct* v = find_vma(*mm, a);
     const vaddr hi = std::min(end, v->vm_end);
@@ -180,6 +205,7 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
   const vaddr base = it->second.first;
   const uint64_t limit = it->second.second >> 12;
   const uint8_t need = write ? prot_write : prot_read;
+  if (write) note_mapped_max_before_cow(*k_, *mm, base, base + it->second.second);
   vm_area_struct* v = nullptr;
   for (uint64_t pg : pages) {
     if (pg >= limit) return status::invalid_argument("page " + std::to_string(pg) + " lies outside the mapping");
@@ -202,7 +228,7 @@ peaks sim_kernel::peak() const {
   p.mi.low_free = k.pm.min_low_free() * 4096;
   p.mi.high_free = k.pm.min_high_free() * 4096;
   p.mi.page_tables = k.peak.page_tables;
-  p.mi.mapped = k.rm.max_mapped * 4096;
+  p.mi.mapped = std::max(k.rm.max_mapped, mapped_pages(k)) * 4096;
   p.mi.slab = k.pm.max_used(page_use::slab) * 4096;
   p.mi.reverse_maps = k.rm.max_reverse_maps;
   p.slabs = slabinfo(true);
@@ -225,7 +251,7 @@ meminfo sim_kernel::meminfo_now() const {
   }
   mi.page_tables = pm.nr_pagetable;
   mi.has_mapped = k.prof.meminfo.mapped;
-  mi.mapped = (k.rm.mapped_file + (k.prof.meminfo.mapped_counts_anon ? k.rm.mapped_anon : 0)) * 4096;
+  mi.mapped = mapped_pages(k) * 4096;
   mi.slab = pm.used(page_use::slab) * 4096;
   mi.has_reverse_maps = k.prof.meminfo.reverse_maps;
   mi.reverse_maps = k.rm.reverse_maps;
@@ -259,6 +285,7 @@ result<std::pair<mm_struct*, vaddr>> page_addr(kernel& k, uint32_t pid, uint32_t
 result<rmap_work> sim_kernel::try_to_unmap(uint32_t pid, uint32_t map, bytes off) {
   auto r = page_addr(*k_, pid, map, off);
   if (!r.ok()) return r.error();
+  note_mapped_max(*k_);
   return vmlab::try_to_unmap(*k_, *r->first, r->second);
 }
 
@@ -323,7 +350,7 @@ result<page_info> sim_kernel::page_at(uint32_t pid, uint32_t map, bytes off) con
   } else if (!v->is_anon()) {
     const uint64_t pg = v->pgoff + ((addr - v->vm_start) >> 12);
     const mem_object& o = k.objects[static_cast<size_t>(v->object)];
-    pi.mapcount = o.mapcount[pg];
+    pi.mapcount = static_cast<uint32_t>(object_page_mapcount(k, v->object, pg));
     chain = o.chain.empty() ? 0 : o.chain[pg];
   } else {
     pi.zero_page = true;
