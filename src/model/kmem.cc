@@ -36,8 +36,7 @@ void kmem_init(kernel& k) {
     kmem_cache_options opt;
     opt.allocator = sp.allocator;
     const slab_geometry g = calculate_geometry(sp, d.object_size, d.flags);
-    if (sp.allocator == slab_allocator::slab_2_5 && o.slabinfo != slabinfo_format::v1_1)
-      opt.tunables = default_tunables(sp, g.objsize);
+    opt.tunables = default_tunables(sp, g.objsize);
     opt.percpu_one_deep = percpu;
     opt.charge_pages = [&k](uint32_t pages) {
       if (k.pm.alloc(page_use::slab, gfp_zone::kernel, pages)) return true;

@@ -44,6 +44,7 @@ kernel_profile linux_2_5_26() {
   p.objs.kernel_image = 4 * MiB;
   p.objs.slab = slab_policy_i386_2_5(32);
   p.objs.slab.nr_cpus = 8;
+  p.objs.slab.cpucache_2_4 = true;
   p.objs.slabinfo = slabinfo_format::v1_1;
   p.zones = {.highmem = true, .lowmem_limit = 896 * MiB, .dma32_limit = 0, .highpte = false};
   return p;

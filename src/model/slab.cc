@@ -169,6 +169,11 @@ slab_geometry calculate_geometry(const slab_policy& p, uint32_t object_size, con
 
 slab_tunables default_tunables(const slab_policy& p, uint32_t objsize) {
   if (p.allocator == slab_allocator::slub) return {};
+  if (p.cpucache_2_4) {
+    if (objsize > p.page_size) return {};
+    const uint32_t limit = objsize > 1024 ? 60 : objsize > 256 ? 124 : 252;
+    return {limit, limit / 2, 0};
+  }
   // enable_cpucache(): fewer cached objects the bigger they are; batchcount is half.
   uint32_t limit = 120;
   if (objsize > 131072) {

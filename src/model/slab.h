@@ -69,6 +69,9 @@ struct slab_policy {
   uint32_t break_gfp_order = 2;
   uint32_t max_gfp_order = 5;  // SLAB: MAX_GFP_ORDER
   bool smp = true;             // SLAB: the shared array (sharedfactor 8) exists only on SMP
+  // SLAB: the 2.4 enable_cpucache() (2.5.26 still had it): limit 252 / 124 / 60 by size,
+  // none above a page, no shared array.
+  bool cpucache_2_4 = false;
   // SLUB: num_present_cpus() and the slub_min_objects= / slub_max_order= parameters.
   uint32_t nr_cpus = 1;
   uint32_t min_objects = 0;  // 0: 4 * (fls(nr_cpus) + 1)
