@@ -261,7 +261,8 @@ bool maps(kernel& k, mm_struct& mm, const vm_area_struct& v, vaddr addr, const p
   const pte_loc l = locate(k, mm, addr);
   if (!l.t || !l.t->test(l.i)) return false;
   switch (p.kind) {
-    case page_id::object: return !anon_bit(l.t, l.i) && v.object == p.obj;
+    case page_id::object:
+      return !anon_bit(l.t, l.i) && v.object == p.obj && v.pgoff + ((addr - v.vm_start) >> 12) == p.pg;
     case page_id::anon_shared: return anon_bit(l.t, l.i) && l.t->anon && l.t->anon[l.i] == p.id;
     case page_id::anon_exclusive: return &mm == p.mm && addr == p.addr;
     case page_id::none: return false;
