@@ -256,18 +256,23 @@ page_id identify(kernel& k, mm_struct& mm, vaddr addr) {
   return p;  // an anonymous VMA's non-anon PTE is the zero page: PageReserved, no rmap
 }
 
-// Whether the PTE at addr of mm (inside v) maps page p.
-bool maps(kernel& k, mm_struct& mm, const vm_area_struct& v, vaddr addr, const page_id& p) {
-  const pte_loc l = locate(k, mm, addr);
-  if (!l.t || !l.t->test(l.i)) return false;
+// Whether entry i of PTE table t, at addr of mm inside v, maps page p.
+bool entry_maps(const pte_table* t, uint32_t i, const mm_struct& mm, const vm_area_struct& v, vaddr addr,
+                const page_id& p) {
+  if (!t || !t->test(i)) return false;
   switch (p.kind) {
     case page_id::object:
-      return !anon_bit(l.t, l.i) && v.object == p.obj && v.pgoff + ((addr - v.vm_start) >> 12) == p.pg;
-    case page_id::anon_shared: return anon_bit(l.t, l.i) && l.t->anon && l.t->anon[l.i] == p.id;
+      return !anon_bit(t, i) && v.object == p.obj && v.pgoff + ((addr - v.vm_start) >> 12) == p.pg;
+    case page_id::anon_shared: return anon_bit(t, i) && t->anon && t->anon[i] == p.id;
     case page_id::anon_exclusive: return &mm == p.mm && addr == p.addr;
     case page_id::none: return false;
   }
   return false;
+}
+
+bool maps(kernel& k, mm_struct& mm, const vm_area_struct& v, vaddr addr, const page_id& p) {
+  const pte_loc l = locate(k, mm, addr);
+  return entry_maps(l.t, l.i, mm, v, addr, p);
 }
 
 struct mapping {
@@ -307,13 +312,13 @@ std::vector<mapping> rmap_walk(kernel& k, const page_id& p, rmap_work& w) {
         for (auto& [start, v] : mmp->vmas)
           for (vaddr base = v.vm_start & ~(span - 1); base < v.vm_end; base += span) {
             bool oom = false;
-            if (!pte_walk(k, *mmp, base, false, &oom)) continue;
+            const pte_table* t = pte_walk(k, *mmp, base, false, &oom);
+            if (!t) continue;
             ++w.pt_walks;
             const vaddr lo = std::max(base, v.vm_start), hi = std::min(base + span, v.vm_end);
             w.ptes_scanned += (hi - lo) >> 12;
             for (vaddr a = lo; a < hi; a += 4096)
-              if (p.kind != page_id::object || v.object == p.obj)
-                if (maps(k, *mmp, v, a, p)) found.push_back({mmp.get(), a});
+              if (entry_maps(t, uint32_t((a - base) >> 12), *mmp, v, a, p)) found.push_back({mmp.get(), a});
           }
       return found;
     }
