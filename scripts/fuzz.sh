@@ -50,7 +50,11 @@ seed() {
       [ -r /proc/self/stat ] && cp /proc/self/stat "$dir/stat"
       printf 'MemTotal:       16384000 kB\nMemFree:  1000 kB\nPageTables:  4096 kB\n' >"$dir/meminfo-old"
       printf 'Name:\tx\nVmPTE:\t      48 kB\nRssAnon:\t    1024 kB\nRssFile:\t  20 kB\nRssShmem:\t 0 kB\n' >"$dir/status-min"
-      printf '42 (a) b) c) R 1 42 42 0 -1 4194560 777 0 0 0 1 2 0 0 20 0 1 0 100 1000 10\n' >"$dir/stat-parens" ;;
+      printf '42 (a) b) c) R 1 42 42 0 -1 4194560 777 0 0 0 1 2 0 0 20 0 1 0 100 1000 10\n' >"$dir/stat-parens"
+      [ -r /proc/slabinfo ] && grep -E '^(slabinfo|# name|vm_area_struct|anon_vma(_chain)?|mm_struct) ' /proc/slabinfo >"$dir/slabinfo" || true
+      [ -r /proc/self/maps ] && head -c 4000 /proc/self/maps >"$dir/maps"
+      printf 'slabinfo - version: 2.0\nanon_vma 1234 1582 12 290 1 : tunables 120 60 8 : slabdata 6 6 0\n' >"$dir/slabinfo-20"
+      printf '1165 N0=1165\n' >"$dir/sys-slab-objects" ;;
     ops)
       head -c 64 /dev/zero >"$dir/zero"
       for i in 1 2 3 4 5 6 7 8; do head -c 256 /dev/urandom >"$dir/random-$i"; done ;;

@@ -1,5 +1,6 @@
 #include "engine/live/procfs.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -48,6 +49,44 @@ result<std::optional<bytes>> kb_field(std::string_view text, std::string_view ke
   if (!v) return std::optional<bytes>{};
   if (*v > UINT64_MAX / 1024) return status::io_error(std::string("malformed ") + file + ": " + std::string(key) + " overflows");
   return std::optional<bytes>{*v * 1024};
+}
+
+// Splits a line at blanks (spaces and tabs); a trailing '\r' is a blank too.
+std::vector<std::string_view> tokens(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  while (i < line.size()) {
+    while (i < line.size() && blank(line[i])) ++i;
+    size_t j = i;
+    while (j < line.size() && !blank(line[j])) ++j;
+    if (j > i) out.push_back(line.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// A decimal number that fits `max`; nullopt for anything else (signs, blanks, overflow).
+std::optional<uint64_t> number(std::string_view t, uint64_t max = UINT64_MAX) {
+  if (t.empty()) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : t) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const uint64_t d = uint64_t(c - '0');
+    if (v > (max - d) / 10) return std::nullopt;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+// The leading number of a /sys/kernel/slab file ("1165 N0=1165\n", "21\n").
+std::optional<uint64_t> sys_number(std::string_view text, uint64_t max = UINT64_MAX) {
+  const size_t eol = text.find('\n');
+  auto t = tokens(text.substr(0, eol));
+  if (t.empty()) return std::nullopt;
+  for (size_t i = 1; i < t.size(); ++i)  // per-node figures: "N0=1165"
+    if (t[i].size() < 3 || t[i][0] != 'N' || t[i].find('=') == std::string_view::npos) return std::nullopt;
+  return number(t[0], max);
 }
 
 }  // namespace
@@ -133,6 +172,105 @@ result<uint64_t> parse_stat_minflt(std::string_view text) {
   }
 }
 
+result<std::vector<slab_row>> parse_slabinfo(std::string_view text) {
+  std::vector<slab_row> rows;
+  size_t pos = 0;
+  uint32_t line_no = 0;
+  bool statistics = false;
+  auto bad = [&](const std::string& why) {
+    return status::io_error("malformed /proc/slabinfo line " + std::to_string(line_no) + ": " + why);
+  };
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    const std::string_view line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    ++line_no;
+    if (line_no == 1) {
+      constexpr std::string_view kHead = "slabinfo - version: ";
+      if (line.substr(0, kHead.size()) != kHead) return bad("expected 'slabinfo - version: 2.x'");
+      auto t = tokens(line.substr(kHead.size()));
+      if (t.empty() || (t[0] != "2.0" && t[0] != "2.1"))
+        return status::io_error("unsupported /proc/slabinfo version '" + std::string(t.empty() ? "" : t[0]) +
+                                "' (2.0 and 2.1 are read)");
+      if (t.size() == 2 && t[1] == "(statistics)") statistics = true;
+      else if (t.size() != 1) return bad("unexpected text after the version");
+      continue;
+    }
+    if (!line.empty() && line[0] == '#') continue;  // the column header
+    auto t = tokens(line);
+    if (t.empty()) continue;
+    if (t.size() < 16 || (t.size() > 16 && !statistics) || (t.size() > 16 && t[16] != ":"))
+      return bad("expected 16 columns 'name active_objs num_objs objsize objperslab pagesperslab : tunables l b s "
+                 ": slabdata active_slabs num_slabs sharedavail', found " + std::to_string(t.size()));
+    if (t[6] != ":" || t[7] != "tunables" || t[11] != ":" || t[12] != "slabdata")
+      return bad("expected ': tunables' and ': slabdata' separators in row '" + std::string(t[0]) + "'");
+    slab_row r;
+    r.name = std::string(t[0]);
+    struct field { size_t col; uint64_t* out64; uint32_t* out32; };
+    const field fields[] = {{1, &r.active_objs, nullptr}, {2, &r.num_objs, nullptr},  {3, nullptr, &r.objsize},
+                            {4, nullptr, &r.objperslab},  {5, nullptr, &r.pagesperslab}, {8, nullptr, &r.limit},
+                            {9, nullptr, &r.batchcount},  {10, nullptr, &r.sharedfactor}, {13, &r.active_slabs, nullptr},
+                            {14, &r.num_slabs, nullptr},  {15, nullptr, nullptr}};
+    for (const field& f : fields) {
+      auto v = number(t[f.col], f.out64 || !f.out32 ? UINT64_MAX : UINT32_MAX);
+      if (!v) return bad("column " + std::to_string(f.col + 1) + " of row '" + r.name + "' is not a number: '" +
+                         std::string(t[f.col]) + "'");
+      if (f.out64) *f.out64 = *v;
+      if (f.out32) *f.out32 = static_cast<uint32_t>(*v);
+    }
+    if (r.active_objs > r.num_objs) return bad("row '" + r.name + "' has more active objects than objects");
+    rows.push_back(std::move(r));
+  }
+  if (line_no == 0) return status::io_error("malformed /proc/slabinfo: empty");
+  return rows;
+}
+
+result<slab_row> parse_sys_slab(const std::string& name, const sys_slab_files& f) {
+  const std::string where = "/sys/kernel/slab/" + name + "/";
+  slab_row r;
+  r.name = name;
+  struct field { const char* file; std::string_view text; uint64_t* out64; uint32_t* out32; };
+  uint64_t order = 0;
+  const field fields[] = {{"objects", f.objects, &r.active_objs, nullptr},
+                          {"total_objects", f.total_objects, &r.num_objs, nullptr},
+                          {"slabs", f.slabs, &r.num_slabs, nullptr},
+                          {"objs_per_slab", f.objs_per_slab, nullptr, &r.objperslab},
+                          {"order", f.order, &order, nullptr},
+                          {"slab_size", f.slab_size, nullptr, &r.objsize}};
+  for (const field& x : fields) {
+    auto v = sys_number(x.text, x.out32 ? UINT32_MAX : UINT64_MAX);
+    if (!v) return status::io_error("malformed " + where + x.file + ": '" + std::string(x.text.substr(0, 40)) + "'");
+    if (x.out64) *x.out64 = *v;
+    if (x.out32) *x.out32 = static_cast<uint32_t>(*v);
+  }
+  if (order > 20) return status::io_error("malformed " + where + "order: " + std::to_string(order));
+  r.pagesperslab = 1u << order;
+  r.active_slabs = r.num_slabs;  // SLUB: every slab counts as active (get_slabinfo())
+  if (r.active_objs > r.num_objs) return status::io_error("malformed " + where + ": more objects than total_objects");
+  return r;
+}
+
+result<uint64_t> parse_maps_vma_count(std::string_view text) {
+  uint64_t n = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    const std::string_view line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (line.empty()) continue;
+    // "start-end perms offset dev inode [path]"
+    const size_t dash = line.find('-');
+    const size_t sp = line.find(' ');
+    if (dash == std::string_view::npos || sp == std::string_view::npos || dash > sp || dash == 0)
+      return status::io_error("malformed /proc/PID/maps line: '" + std::string(line.substr(0, 80)) + "'");
+    if (line.ends_with("[vsyscall]")) continue;
+    ++n;
+  }
+  return n;
+}
+
 result<meminfo> read_meminfo(proc_source& src) {
   auto t = src.read("/proc/meminfo");
   if (!t.ok()) return t.error();
@@ -153,6 +291,51 @@ result<uint64_t> read_minflt(proc_source& src, int host_pid) {
   auto t = src.read(path);
   if (!t.ok()) return t.error();
   auto r = parse_stat_minflt(t.value());
+  if (!r.ok()) return status::io_error(r.error().message() + " (" + path + ")");
+  return r;
+}
+
+result<std::vector<slab_row>> read_slab_caches(proc_source& src, const std::vector<std::string>& caches) {
+  std::vector<slab_row> all;
+  auto t = src.read("/proc/slabinfo");
+  status slabinfo_error;
+  if (t.ok()) {
+    auto r = parse_slabinfo(t.value());
+    if (!r.ok()) return r.error();  // readable but wrong: say so rather than guess
+    all = std::move(r.value());
+  } else {
+    slabinfo_error = t.error();
+  }
+  std::vector<slab_row> out;
+  for (const std::string& c : caches) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const slab_row& r) { return r.name == c; });
+    if (it != all.end()) {
+      out.push_back(*it);
+      continue;
+    }
+    const std::string dir = "/sys/kernel/slab/" + c + "/";
+    std::string text[6];
+    const char* files[6] = {"objects", "total_objects", "slabs", "objs_per_slab", "order", "slab_size"};
+    for (int i = 0; i < 6; ++i) {
+      auto f = src.read(dir + files[i]);
+      if (!f.ok())
+        return status::io_error("no slab cache '" + c + "': " +
+                                (slabinfo_error.ok() ? std::string("no row in /proc/slabinfo") : slabinfo_error.message()) +
+                                ", and " + f.error().message());
+      text[i] = std::move(f.value());
+    }
+    auto r = parse_sys_slab(c, {text[0], text[1], text[2], text[3], text[4], text[5]});
+    if (!r.ok()) return r.error();
+    out.push_back(std::move(r.value()));
+  }
+  return out;
+}
+
+result<uint64_t> read_vma_count(proc_source& src, int host_pid) {
+  const std::string path = host_pid ? "/proc/" + std::to_string(host_pid) + "/maps" : std::string("/proc/self/maps");
+  auto t = src.read(path);
+  if (!t.ok()) return t.error();
+  auto r = parse_maps_vma_count(t.value());
   if (!r.ok()) return status::io_error(r.error().message() + " (" + path + ")");
   return r;
 }

@@ -1,5 +1,6 @@
 // Readers for the kernel's reports that the live engine measures: /proc/meminfo,
-// /proc/PID/status and /proc/PID/stat.
+// /proc/PID/status, /proc/PID/stat, /proc/PID/maps (VMA counts) and /proc/slabinfo (with
+// /sys/kernel/slab/<cache>/ as the fallback).
 //
 // Why a seam: the parsers are pure functions of text, and every read goes through a
 // proc_source, so tests feed captured text from any kernel version without a live host,
@@ -11,7 +12,9 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "vmlab/run_result.h"
 #include "vmlab/status.h"
 #include "vmlab/units.h"
 
@@ -64,8 +67,36 @@ result<proc_status> parse_status(std::string_view text);
 // so fields are counted after the last ')'.
 result<uint64_t> parse_stat_minflt(std::string_view text);
 
+// /proc/slabinfo, versions 2.0 and 2.1 (SLAB and SLUB, 2.6.0 onwards; a "(statistics)"
+// header allows the extra columns of CONFIG_DEBUG_SLAB). Every row must be exactly
+//   name active_objs num_objs objsize objperslab pagesperslab : tunables limit batchcount
+//   sharedfactor : slabdata active_slabs num_slabs sharedavail
+// (2.0 names the tunables in another order; the columns are the same). Rows come back in
+// file order; io_error names the line of anything else.
+result<std::vector<slab_row>> parse_slabinfo(std::string_view text);
+
+// One cache from the files of /sys/kernel/slab/<name>/ (SLUB), as /proc/slabinfo would
+// print it: `objects` ("1165 N0=1165": in-use objects, counting those free in per-CPU slabs,
+// as slabinfo's active_objs does), `total_objects`, `slabs`, `objs_per_slab`, `order`
+// (pagesperslab = 2^order) and `slab_size` (slabinfo's objsize). A merged cache's
+// directory is a link to the shared cache, whose figures it reports.
+struct sys_slab_files {
+  std::string_view objects, total_objects, slabs, objs_per_slab, order, slab_size;
+};
+result<slab_row> parse_sys_slab(const std::string& name, const sys_slab_files& f);
+
+// Number of VMAs in a /proc/PID/maps text: its lines, without the [vsyscall] line (the
+// x86-64 gate area is listed but is no vm_area_struct).
+result<uint64_t> parse_maps_vma_count(std::string_view text);
+
 result<meminfo> read_meminfo(proc_source& src);
 result<proc_status> read_status(proc_source& src, int host_pid);
 result<uint64_t> read_minflt(proc_source& src, int host_pid);
+// The rows of `caches`, in that order: from /proc/slabinfo, and for a cache without a row
+// there (or for every cache when /proc/slabinfo cannot be read) from /sys/kernel/slab/.
+// io_error when a cache is in neither.
+result<std::vector<slab_row>> read_slab_caches(proc_source& src, const std::vector<std::string>& caches);
+// VMAs of a process (/proc/PID/maps; host_pid 0 = "self").
+result<uint64_t> read_vma_count(proc_source& src, int host_pid);
 
 }  // namespace vmlab::live
