@@ -204,7 +204,10 @@ status driver::worker_died(worker_info& w) {
   const pid_t host = w.host;
   ::kill(host, SIGKILL);  // a worker that closed its channel is of no further use
   int st = 0;
+  const bool zygote = &w == &zygote_;
   reap(w, &st);
+  if (zygote)
+    return status::io_error("the zygote (host pid " + std::to_string(host) + ") died: " + wait_text(st));
   workers_.erase(pid);
   return status::io_error("the host process for pid " + std::to_string(pid) + " (host pid " + std::to_string(host) +
                           ") died: " + wait_text(st));
@@ -220,31 +223,35 @@ status driver::read_base(worker_info& w) {
   return {};
 }
 
-status driver::spawn(uint32_t pid, int* err) {
-  *err = 0;
+status driver::start_zygote() {
+  if (zygote_.host > 0) return {};
   int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
-    *err = errno;
-    return {};
-  }
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+    return status::io_error("socketpair for the zygote: " + errno_text(errno));
   const pid_t h = ::fork();
   if (h == 0) worker_main(sv[1], self_, fds_.data(), fds_.size());  // never returns
   const int fork_err = errno;
   ::close(sv[1]);
   if (h < 0) {
     ::close(sv[0]);
-    *err = fork_err;
-    return {};
+    return status::io_error("fork of the zygote: " + errno_text(fork_err));
   }
-  worker_info& w = workers_[pid];
-  w.pid = pid;
-  w.host = h;
-  w.ctl = sv[0];
+  zygote_.pid = 0;
+  zygote_.host = h;
+  zygote_.ctl = sv[0];
   reply r;
-  if (status s = recv_reply(w, r); !s.ok()) return s;
-  if (r.kind != 1) return status::io_error("process " + std::to_string(pid) + " did not report ready");
-  // Baseline: the worker's copy of the driver's address space, before any workload op.
-  if (status s = read_base(w); !s.ok()) return s;
+  if (status s = recv_reply(zygote_, r); !s.ok()) return s;
+  if (r.kind != 1) return status::io_error("the zygote did not report ready");
+  return {};
+}
+
+status driver::spawn(uint32_t pid, int* err) {
+  *err = 0;
+  if (status s = start_zygote(); !s.ok()) return s;
+  worker_info* w = nullptr;
+  if (status s = fork_worker(zygote_, pid, err, &w); !s.ok() || *err) return s;
+  // Baseline: the worker's copy of the zygote's address space, before any workload op.
+  if (status s = read_base(*w); !s.ok()) return s;
   // Calibration: what fork copies of this runtime. A probe child, forked the way a `fork`
   // op forks, reports its figures at ready and exits.
   worker_info* probe = nullptr;
@@ -369,6 +376,8 @@ void driver::shutdown() {
     if (w.host > 0) ::kill(w.host, SIGKILL);
   for (auto& [pid, w] : workers_) reap(w, nullptr);
   workers_.clear();
+  if (zygote_.host > 0) ::kill(zygote_.host, SIGKILL);
+  reap(zygote_, nullptr);
   for (int fd : fds_) ::close(fd);
   fds_.clear();
   for (const std::string& f : files_) ::unlink(f.c_str());

@@ -62,6 +62,15 @@ class driver {
   [[nodiscard]] int object_fd(int32_t index) const { return fds_[static_cast<size_t>(index)]; }
   [[nodiscard]] const std::string& temp_dir() const { return dir_; }
 
+  // Starts the zygote: an idle worker forked from the driver once, after the objects
+  // exist, that every spawned worker is then forked from. Why: a fork of the driver copies
+  // the driver's address space as it is at that moment (its heap and malloc mappings grow
+  // with the run), a fork of the zygote always copies the same image, so every spawned
+  // worker costs the kernel the same VMAs, anon_vmas and anon_vma_chains, and an image-only
+  // replay measures exactly what the workload's processes add for their images.
+  status start_zygote();
+  [[nodiscard]] pid_t zygote_host() const { return zygote_.host; }
+
   // Process ops. A host failure of the op itself comes back as errno in *err (the caller
   // records it as an op failure); a worker that died sets died() and returns io_error;
   // a signal sets interrupted() and returns io_error.
@@ -78,7 +87,7 @@ class driver {
   // Sleeps, waking early (io_error) on a signal.
   status sleep_ms(int ms);
 
-  // Kills and reaps every worker, closes and removes every object. Idempotent.
+  // Kills and reaps every worker and the zygote, closes and removes every object. Idempotent.
   void shutdown();
 
  private:
@@ -95,6 +104,7 @@ class driver {
   const signal_guard& sig_;
   pid_t self_;
   std::map<uint32_t, worker_info> workers_;
+  worker_info zygote_;             // not in workers_: it runs no workload op
   std::vector<int> fds_;          // object fds, by object index
   std::vector<std::string> files_;
   std::string dir_;

@@ -6,7 +6,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -54,6 +57,44 @@ status stat_refresh() {
   return {};
 }
 
+// The slab caches of the rmap and VMA objects that the live engine reads (issue 3).
+const std::vector<std::string>& slab_caches() {
+  static const std::vector<std::string> v = {"vm_area_struct", "anon_vma", "anon_vma_chain", "mm_struct"};
+  return v;
+}
+
+// kmem_cache_shrink() through sysfs: flushes every CPU's slab, partial slabs and sheaves
+// back to the node lists, so that slabinfo's active_objs (total minus the free objects on
+// the node partial lists) counts the objects in use and not the free ones per-CPU caches
+// hold. False when the file cannot be written.
+bool flush_slab_cache(const std::string& cache) {
+  const std::string path = "/sys/kernel/slab/" + cache + "/shrink";
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, "1\n", 2) == 2;
+  ::close(fd);
+  return ok;
+}
+
+// One reading of the slab caches, with the driver's own VMA count at that moment.
+struct slab_reading {
+  std::vector<slab_row> rows;  // slab_caches(), in that order
+  uint64_t self_vmas = 0;      // VMAs of the driver (its heap and malloc mappings come and go)
+};
+
+// Objects per cache: `now` minus `then`, signed; vm_area_struct without the change in the
+// driver's own VMAs.
+std::vector<int64_t> object_growth(const slab_reading& now, const slab_reading& then) {
+  std::vector<int64_t> d(now.rows.size());
+  for (size_t i = 0; i < now.rows.size() && i < then.rows.size(); ++i) {
+    d[i] = int64_t(now.rows[i].active_objs) - int64_t(then.rows[i].active_objs);
+    if (now.rows[i].name == "vm_area_struct") d[i] -= int64_t(now.self_vmas) - int64_t(then.self_vmas);
+  }
+  return d;
+}
+
+uint64_t clamp0(int64_t v) { return v > 0 ? uint64_t(v) : 0; }
+
 double cpu_seconds() {
   rusage self{}, kids{};
   ::getrusage(RUSAGE_SELF, &self);
@@ -71,14 +112,23 @@ class live_run {
     r_.engine = "live";
     r_.scenario = s_.source;
     r_.profile = shadow_.profile().name;
-    // Before anything exists: the host's page tables without the workload.
+    if (status st = d_.create_objects(s_.objects); !st.ok()) return st;
+    if (status st = d_.start_zygote(); !st.ok()) return st;
+    // The slab caches: readable here, and what the workers' own images cost them.
+    if (status st = start_slabs(); !st.ok()) return st;
+    // Before any workload process exists: the host's page tables and slabs without the
+    // workload (the idle zygote included).
     auto before = settled_page_tables();
     if (!before.ok()) return before.error();
     pt_before_ = before.value();
     auto self = read_self_vmpte();
     if (!self.ok()) return self.error();
     self_before_ = self.value();
-    if (status st = d_.create_objects(s_.objects); !st.ok()) return st;
+    if (slabs_on_) {
+      auto sb = settled_slabs();
+      if (!sb.ok()) return sb.error();
+      slab_base_ = std::move(sb.value());
+    }
     for (size_t i = 0; i < s_.ops.size(); ++i) {
       if (d_.interrupted()) return d_.sleep_ms(0);  // the interrupted status
       bool stop = false;
@@ -87,7 +137,7 @@ class live_run {
       ++r_.ops_applied;
     }
     sample end;
-    if (status st = take_sample("end", r_.ops_applied, end); !st.ok()) return st;
+    if (status st = take_sample("end", r_.ops_applied, end, true); !st.ok()) return st;
     note_peaks(end);
     r_.faults = faults_exited_;
     for (const auto& p : end.procs) r_.faults += p.min_flt;
@@ -119,7 +169,7 @@ class live_run {
     if (frees_memory(o.kind) && grown_) {
       // Peaks: memory only falls at these ops, so a reading now catches every maximum.
       sample probe;
-      if (status st = take_sample("", i, probe); !st.ok()) return st;
+      if (status st = take_sample("", i, probe, false); !st.ok()) return st;
       note_peaks(probe);
       grown_ = false;
     }
@@ -176,7 +226,7 @@ class live_run {
         break;
       case op_kind::phase: {
         sample smp;
-        if (status ss = take_sample(o.name, i + 1, smp); !ss.ok()) return ss;
+        if (status ss = take_sample(o.name, i + 1, smp, true); !ss.ok()) return ss;
         note_peaks(smp);
         r_.samples.push_back(std::move(smp));
         break;
@@ -185,6 +235,7 @@ class live_run {
     }
     if (!st.ok()) return host_error(i, o, st, stop);
     if (err) return fail(i, o, errno_text(err), stop);
+    if (is_process_op(o.kind)) ++epoch_;
     return {};
   }
 
@@ -241,9 +292,14 @@ class live_run {
     return prev;
   }
 
-  status take_sample(const std::string& name, uint64_t op_index, sample& out) {
+  // A sample: page tables, each worker's figures and (with_slabs, at phases and the end)
+  // the slab caches.
+  status take_sample(const std::string& name, uint64_t op_index, sample& out, bool with_slabs) {
     auto pt = settled_page_tables();
     if (!pt.ok()) return pt.error();
+    if (with_slabs && slabs_on_) {
+      if (status st = sample_slabs(out, name == "end"); !st.ok()) return st;
+    }
     out.name = name;
     out.op_index = op_index;
     out.page_tables = pt.value();
@@ -275,6 +331,160 @@ class live_run {
     return {};
   }
 
+  static bool is_process_op(op_kind k) { return k == op_kind::spawn || k == op_kind::fork || k == op_kind::exit; }
+
+  // Slab caches once they have settled: every CPU's cached objects flushed back to the node
+  // lists (kmem_cache_shrink), read every ~10 ms until two readings agree (at most ~80 ms).
+  // Objects are freed synchronously (SLAB_TYPESAFE_BY_RCU, as vm_area_struct and anon_vma
+  // are, delays only the freeing of their slab pages, which slabinfo already stopped
+  // counting), but a grace period first lets RCU-deferred work of the last exit land.
+  result<slab_reading> settled_slabs() {
+    auto read = [&]() -> result<slab_reading> {
+      for (const auto& c : slab_caches())
+        if (!flush_slab_cache(c)) unflushed_ = true;
+      slab_reading r;
+      auto rows = read_slab_caches(src_, slab_caches());
+      if (!rows.ok()) return rows.error();
+      r.rows = std::move(rows.value());
+      auto v = read_vma_count(src_, 0);
+      if (!v.ok()) return v.error();
+      r.self_vmas = v.value();
+      return r;
+    };
+    auto same = [](const slab_reading& a, const slab_reading& b) {
+      if (a.self_vmas != b.self_vmas || a.rows.size() != b.rows.size()) return false;
+      for (size_t i = 0; i < a.rows.size(); ++i)
+        if (a.rows[i].active_objs != b.rows[i].active_objs) return false;
+      return true;
+    };
+    ::syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+    auto prev = read();
+    if (!prev.ok()) return prev;
+    for (int n = 0; n < 8; ++n) {
+      if (status st = d_.sleep_ms(10); !st.ok()) return st;
+      auto cur = read();
+      if (!cur.ok()) return cur;
+      if (same(cur.value(), prev.value())) return cur;
+      prev = std::move(cur);
+    }
+    slabs_unsettled_ = true;
+    return prev;
+  }
+
+  // Whether the host's slab caches can be read, and if so the image pass: the op stream's
+  // process ops alone (spawn, fork, exit), run on the host before the workload and measured
+  // at every point where the real run takes a sample. What those idle workers add to the
+  // caches is what the workers' own images cost (their program, libraries, stack and
+  // buffer: VMAs, the anon_vmas and anon_vma_chains of the written ones, fork's copies of
+  // them, one fs_struct each in the cache anon_vma_chain shares with fs_cache); the
+  // workload's share of the real run's growth is what remains after subtracting it.
+  // Every worker is a fork of one zygote, so both passes copy the same image.
+  status start_slabs() {
+    auto probe = read_slab_caches(src_, slab_caches());
+    if (!probe.ok()) {
+      slab_error_ = probe.error().message();
+      return {};
+    }
+    slabs_on_ = true;
+    // The epochs (process ops done) at which the real run samples: every phase and the end.
+    std::set<uint64_t> need;
+    uint64_t e = 0;
+    for (const op& o : s_.ops) {
+      if (is_process_op(o.kind)) ++e;
+      if (o.kind == op_kind::phase) need.insert(e);
+    }
+    need.insert(e);
+    auto base = settled_slabs();
+    if (!base.ok()) return base.error();
+    e = 0;
+    auto measure = [&]() -> status {
+      if (!need.count(e) || image_.count(e)) return {};
+      auto now = settled_slabs();
+      if (!now.ok()) return now.error();
+      image_[e] = object_growth(now.value(), base.value());
+      auto v = worker_vmas();
+      if (!v.ok()) return v.error();
+      image_vmas_[e] = v.value();
+      return {};
+    };
+    for (const op& o : s_.ops) {
+      if (d_.interrupted()) return d_.sleep_ms(0);
+      if (o.kind == op_kind::phase) {
+        if (status st = measure(); !st.ok()) return st;
+        continue;
+      }
+      if (!is_process_op(o.kind)) continue;
+      int err = 0;
+      status st;
+      if (o.kind == op_kind::spawn) st = d_.spawn(o.pid, &err);
+      else if (o.kind == op_kind::fork) st = d_.fork(o.pid, o.child, &err);
+      else st = d_.exit(o.pid);
+      if (d_.interrupted()) return st.ok() ? d_.sleep_ms(0) : st;
+      if (!st.ok() || err) {
+        image_error_ = "op " + format_op(s_, o) + ": " + (st.ok() ? errno_text(err) : st.message());
+        break;
+      }
+      ++e;
+    }
+    if (image_error_.empty()) {
+      if (status st = measure(); !st.ok()) return st;
+    }
+    // Gone before the real run's baseline: exit every image worker, newest first.
+    std::vector<uint32_t> pids;
+    for (const auto& [pid, w] : d_.workers()) pids.push_back(pid);
+    for (auto it = pids.rbegin(); it != pids.rend(); ++it)
+      if (status st = d_.exit(*it); !st.ok()) return st;
+    return {};
+  }
+
+  // The host's rows now, and the workload's share of their growth since the baseline.
+  status sample_slabs(sample& out, bool is_end) {
+    auto now = settled_slabs();
+    if (!now.ok()) return now.error();
+    out.slabs = now->rows;
+    auto img = image_.find(epoch_);
+    if (img == image_.end()) {
+      no_image_ = true;
+      return {};
+    }
+    const std::vector<int64_t> grown = object_growth(now.value(), slab_base_);
+    for (size_t i = 0; i < now->rows.size(); ++i) {
+      const slab_row& n = now->rows[i];
+      const slab_row& b = slab_base_.rows[i];
+      slab_row w = n;  // name and geometry
+      // mm_struct: one per process in both engines (the sim counts its processes' too).
+      const int64_t image = n.name == "mm_struct" ? 0 : img->second[i];
+      const int64_t objs = grown[i] - image;
+      if (objs < 0) slabs_clamped_ = true;
+      w.active_objs = clamp0(objs);
+      w.num_objs = clamp0(int64_t(n.num_objs) - int64_t(b.num_objs) - image);
+      w.active_slabs = clamp0(int64_t(n.active_slabs) - int64_t(b.active_slabs));
+      w.num_slabs = clamp0(int64_t(n.num_slabs) - int64_t(b.num_slabs));
+      out.slabs_workload.push_back(std::move(w));
+      if (is_end) end_image_.push_back({n.name, image});
+    }
+    if (is_end) {
+      // Cross-check, free of other processes' activity: the workers' own VMAs beyond their
+      // images, counted in /proc/PID/maps.
+      auto v = worker_vmas();
+      if (!v.ok()) return v.error();
+      end_maps_vmas_ = int64_t(v.value()) - int64_t(image_vmas_[epoch_]);
+      end_slab_vmas_ = int64_t(out.slabs_workload[0].active_objs);  // slab_caches()[0]: vm_area_struct
+    }
+    return {};
+  }
+
+  // VMAs of every live worker (/proc/PID/maps).
+  result<uint64_t> worker_vmas() {
+    uint64_t n = 0;
+    for (const auto& [pid, w] : d_.workers()) {
+      auto v = read_vma_count(src_, w.host);
+      if (!v.ok()) return v.error();
+      n += v.value();
+    }
+    return n;
+  }
+
   result<bytes> read_self_vmpte() {
     auto st = read_status(src_, static_cast<int>(::getpid()));
     if (!st.ok()) return st.error();
@@ -304,6 +514,34 @@ class live_run {
                 "allocation; vmpte_max_proc is the largest vmpte_workload");
     n.push_back("page-table pages per level are not observable on the host (pt_pages_known = false)");
     n.push_back("workers run with PR_SET_THP_DISABLE and MADV_NOHUGEPAGE on every workload mapping");
+    if (!slabs_on_) {
+      n.push_back("slab caches not read: " + slab_error_);
+    } else {
+      n.push_back("slabs are the host's /proc/slabinfo rows (whole system) for vm_area_struct, anon_vma, anon_vma_chain "
+                  "and mm_struct, read after kmem_cache_shrink (/sys/kernel/slab/<cache>/shrink) has flushed the "
+                  "per-CPU slabs and sheaves, until two readings ~10 ms apart agree; a merged cache's row counts its "
+                  "aliases too (see /sys/kernel/slab/<cache>/aliases)");
+      std::string img = "slabs_workload = growth since the baseline minus the image of the workload's processes, "
+                        "measured by an image pass (the op stream's spawn/fork/exit ops alone, on idle workers forked "
+                        "from the same zygote, before the run) at the same point; vm_area_struct also without the "
+                        "change in the driver's own VMA count; mm_struct is not reduced (one per process, as the sim "
+                        "counts); active_slabs/num_slabs are the raw growth, num_objs the growth minus the image";
+      if (!end_image_.empty()) {
+        img += "; subtracted at the end:";
+        for (size_t i = 0; i < end_image_.size(); ++i)
+          img += std::string(i ? "," : "") + " " + end_image_[i].first + " " + std::to_string(end_image_[i].second);
+      }
+      n.push_back(img);
+      if (!end_image_.empty())
+        n.push_back("cross-check at the end: the workers' /proc/PID/maps list " + std::to_string(end_maps_vmas_) +
+                    " VMAs beyond their images, slabs_workload has " + std::to_string(end_slab_vmas_) +
+                    " vm_area_structs; a difference is other processes' VMAs created or freed meanwhile");
+      if (!image_error_.empty()) n.push_back("the image pass stopped (" + image_error_ + "); slabs_workload is missing where it did not reach");
+      if (no_image_) n.push_back("some samples have no slabs_workload: the image pass did not measure that point");
+      if (unflushed_) n.push_back("/sys/kernel/slab/<cache>/shrink could not be written: per-CPU slabs were not flushed, so active_objs also counts objects free in them");
+      if (slabs_unsettled_) n.push_back("slab counts still moved after 80 ms at some reading (other activity on the host?)");
+      if (slabs_clamped_) n.push_back("a slab cache's growth fell below the image's at some reading (host activity freed objects); clamped at 0");
+    }
     if (unsettled_) n.push_back("PageTables kept falling for 1 s at some reading (other activity on the host?)");
     if (clamped_) n.push_back("PageTables fell below the run's starting point at some reading: host activity freed page tables; page_tables_workload was clamped at 0");
   }
@@ -319,6 +557,20 @@ class live_run {
   bool grown_ = false;
   bool unsettled_ = false;
   bool clamped_ = false;
+  // Slab caches (issue 3).
+  bool slabs_on_ = false;
+  std::string slab_error_;              // why they are not read
+  slab_reading slab_base_;              // the real run's baseline
+  std::map<uint64_t, std::vector<int64_t>> image_;  // epoch -> the image's objects per cache
+  std::string image_error_;             // why the image pass stopped early
+  uint64_t epoch_ = 0;                  // process ops (spawn, fork, exit) done in the real run
+  std::map<uint64_t, uint64_t> image_vmas_;  // epoch -> the image workers' VMAs (/proc/PID/maps)
+  std::vector<std::pair<std::string, int64_t>> end_image_;
+  int64_t end_maps_vmas_ = 0, end_slab_vmas_ = 0;
+  bool no_image_ = false;
+  bool unflushed_ = false;
+  bool slabs_unsettled_ = false;
+  bool slabs_clamped_ = false;
 };
 
 }  // namespace

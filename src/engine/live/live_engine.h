@@ -7,11 +7,15 @@
 //    the C runtime has nothing) and it refuses the ops the model refuses (an op the model
 //    says kills the process — SIGSEGV — is recorded as a failure and not tried on the host).
 //  * Objects are memfds (shm) and sparse files in a fresh directory under /var/tmp. Each
-//    workload process is a worker process (worker.h), driven over a socketpair (driver.h).
+//    workload process is a worker process (worker.h), driven over a socketpair (driver.h),
+//    forked from one idle zygote so that every worker starts from the same image.
 //  * Measurement: /proc/meminfo PageTables, folded with /proc/sys/vm/stat_refresh and read
 //    until it stops falling (page tables are freed after an RCU grace period); per process
-//    /proc/PID/status (VmPTE, Rss*) and /proc/PID/stat (minflt). The workload's share is
-//    what remains after removing each worker's baseline — see the notes in the result.
+//    /proc/PID/status (VmPTE, Rss*) and /proc/PID/stat (minflt); at phases and the end the
+//    slab caches of the rmap (/proc/slabinfo after flushing the per-CPU caches). The
+//    workload's share is what remains after removing each worker's baseline, and for the
+//    slab caches what an image pass (the process ops alone, on idle workers, before the
+//    run) measured for the workers' own images — see the notes in the result.
 #pragma once
 
 #include "vmlab/op.h"
