@@ -503,8 +503,8 @@ class live_run {
     n.push_back("page_tables_workload = PageTables now - PageTables before the run - the baseline VmPTE of each live "
                 "worker - the growth of the driver's own VmPTE; it includes each worker's PGD (as the model does), and any page-table activity of other "
                 "processes on the host during the run");
-    n.push_back("vmpte_workload = VmPTE - the worker's VmPTE when it was spawned (its copy of the driver's address "
-                "space); a forked child's baseline is the VmPTE of a probe child forked from its spawned ancestor "
+    n.push_back("vmpte_workload = VmPTE - the worker's VmPTE when it was spawned (its copy of the zygote's address "
+                "space, a fork of the driver's taken when the run started); a forked child's baseline is the VmPTE of a probe child forked from its spawned ancestor "
                 "before any workload op (what fork copies of the runtime)");
     n.push_back("rss_* are RssAnon/RssFile/RssShmem minus the same baselines (the worker's own stack, buffer and "
                 "libraries)");
