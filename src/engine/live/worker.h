@@ -8,8 +8,9 @@
 // workload's ops only add to. The worker code runs in a child of a possibly
 // multi-threaded driver, so it uses only async-signal-safe calls (raw syscalls).
 //
-// Processes: the driver forks each spawned worker. A `fork` op asks the worker to clone
-// itself with CLONE_PARENT, so every worker is a direct child of the driver (the driver
+// Processes: the driver forks one idle worker, the zygote, and a spawned worker is the
+// zygote cloning itself the way a `fork` op asks a worker to: with CLONE_PARENT, so every
+// worker is a direct child of the driver (the driver
 // reaps all of them, and PR_SET_PDEATHSIG ties all of them to the driver thread); the
 // child's control socket arrives with the command (SCM_RIGHTS).
 #pragma once
