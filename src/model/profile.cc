@@ -32,7 +32,6 @@ kernel_profile linux_2_5_26() {
   // per-CPU pte_chain cache (2.5.55) and no Mapped line (2.5.36).
   p.rmap.scheme = rmap_scheme::pte_chain;
   p.rmap.pte_chain_slots = 0;  // from the cache line: (32 - 4) / 4 = 7
-  p.rmap.pte_addr_bytes = 4;
   p.meminfo = {.reverse_maps = true, .mapped = false, .mapped_counts_anon = true};
   // Sizes on i386 (estimates from the 2.5 struct layouts): vm_area_struct 64 B
   // (SLAB_HWCACHE_ALIGN, as 2.4/2.5 create it), mm_struct 384 B, struct page 40 B (with
@@ -242,8 +241,6 @@ status apply_override(kernel_profile& p, const std::string& key, const std::stri
         // schemes, anon_vma_chain for the last (sizes as the profile's arch has them).
         const bool wide = p.paging.task_size > (uint64_t{1} << 32);  // 64-bit pointers
         p.objs.pte_chain = r == rmap_scheme::pte_chain ? cache_decl{0, {.hwcache_align = true}} : cache_decl{};
-        if (r == rmap_scheme::pte_chain && !p.rmap.pte_addr_bytes)
-          p.rmap.pte_addr_bytes = wide || (p.zones.highpte && p.paging.pte().entry_bytes == 8) ? 8 : 4;
         if (r == rmap_scheme::anon_vma || r == rmap_scheme::anon_vma_chain) {
           if (!p.objs.anon_vma.object_size) p.objs.anon_vma = {wide ? 24u : 12u, {.ctor = true, .typesafe_by_rcu = true}};
         } else {

@@ -58,7 +58,9 @@ struct rmap_policy {
   // pte_chain: pte slots per chain object, NRPTE = (L1_CACHE_BYTES - sizeof(long)) /
   // sizeof(pte_addr_t); 1 for the 2.5.28-2.5.34 two-pointer objects.
   uint32_t pte_chain_slots = 0;  // 0: NRPTE from the machine's cache line
-  uint32_t pte_addr_bytes = 0;   // sizeof(pte_addr_t): 4 on i386 without HIGHPTE+PAE, else 8
+  // sizeof(pte_addr_t); 0: as the final paging and HIGHPTE make it (a pte_t pointer, or
+  // u64 under HIGHPTE with PAE), worked out when the kernel is built.
+  uint32_t pte_addr_bytes = 0;
   // 2.5.28-2.5.34 page_remove_rmap() turned a chain left with one pte back into
   // PageDirect; from 2.5.35 only page_referenced() does.
   bool collapse_on_remove = false;

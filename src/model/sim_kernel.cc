@@ -28,6 +28,12 @@ result<std::unique_ptr<sim_kernel>> sim_kernel::create(const machine_decl& m, co
   // The machine's CPU: its cache line decides slab alignment and NRPTE.
   if (m.cache_line) p.objs.slab.cache_line = m.cache_line;
   if (m.cpus) p.objs.slab.nr_cpus = m.cpus;
+  if (p.rmap.scheme == rmap_scheme::pte_chain && p.rmap.pte_addr_bytes == 0) {
+    // 2.6.0 asm-i386/pgtable.h: HIGHPTE with HIGHMEM64G (PAE) makes it a u64 physical
+    // address; HIGHPTE without PAE a u32; otherwise a pte_t pointer (sizeof(long)).
+    const bool pae_highpte = p.zones.highpte && p.paging.pte().entry_bytes == 8 && p.paging.task_size <= (uint64_t{1} << 32);
+    p.rmap.pte_addr_bytes = pae_highpte ? 8 : p.objs.slab.word_size;
+  }
   if (p.rmap.scheme == rmap_scheme::pte_chain && p.rmap.pte_chain_slots == 0) {
     // NRPTE = (L1_CACHE_BYTES - sizeof(long)) / sizeof(pte_addr_t)
     const uint32_t per = (p.objs.slab.cache_line - p.objs.slab.word_size) / std::max(1u, p.rmap.pte_addr_bytes);
