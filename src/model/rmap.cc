@@ -398,6 +398,14 @@ rmap_work try_to_unmap(kernel& k, mm_struct& mm, vaddr addr) {
   const page_id p = identify(k, mm, addr);
   if (p.kind == page_id::none) return w;
   const std::vector<mapping> found = rmap_walk(k, p, w);
+  // An mlocked page is not reclaimed: 2.4 try_to_swap_out and 2.6 try_to_unmap_one refuse
+  // VM_LOCKED (SWAP_FAIL ends the walk), and 6.x keeps mlocked folios off the evictable
+  // LRU altogether. The model leaves every PTE of such a page in place.
+  for (const mapping& m : found)
+    if (find_vma(*m.mm, m.addr)->locked) {
+      add_work(k.rm.work, w);
+      return w;
+    }
   for (const mapping& m : found) {
     vm_area_struct* v = find_vma(*m.mm, m.addr);
     zap_range(k, *m.mm, *v, m.addr, m.addr + 4096, false);

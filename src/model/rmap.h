@@ -96,7 +96,8 @@ uint64_t page_referenced(kernel& k, mm_struct& mm, vaddr addr);
 // try_to_unmap() on the page mapped at addr in mm: finds every PTE mapping it the way the
 // profile's scheme does, counts the work (rmap_work), and clears them. A page that is
 // only in the page cache stays there; an anonymous page is dropped with its last PTE
-// (there is no swap: the model treats it as clean). Returns the work of this one walk;
+// (there is no swap: the model treats it as clean). A page any VM_LOCKED VMA maps is
+// left mapped (unmapped == 0), as reclaim leaves mlocked pages. Returns the work of this one walk;
 // a non-present or zero page gives an empty result.
 rmap_work try_to_unmap(kernel& k, mm_struct& mm, vaddr addr);
 
