@@ -129,8 +129,9 @@ inline bool rmap_dup_anon(kernel& k, uint32_t id) {
   return true;
 }
 
-// One PTE less maps shared anonymous page `id`; the page is freed with its last PTE.
-inline void rmap_remove_anon(kernel& k, uint32_t id) {
+// One PTE less maps shared anonymous page `id`. Returns true when that was its last: the
+// id is released and the caller frees the page (page_use::anon).
+inline bool rmap_remove_anon(kernel& k, uint32_t id) {
   uint32_t* mc = k.pm.anon_mapcount(id);
   if (rmap_per_page(k)) {
     page_remove_rmap(k, anon_page(k, id), true);
@@ -139,7 +140,22 @@ inline void rmap_remove_anon(kernel& k, uint32_t id) {
     --k.rm.reverse_maps;
     if (*mc == 0) --k.rm.mapped_anon;
   }
-  if (*mc == 0) k.pm.release_anon(id);
+  if (*mc) return false;
+  k.pm.release_anon(id);
+  return true;
+}
+
+// An exclusive anonymous page (no id): n such pages gain or lose their only PTE.
+inline void page_add_anon_exclusive(kernel& k, uint64_t n) {
+  k.rm.mapped_anon += n;
+  k.rm.reverse_maps += n;
+  if (k.rm.reverse_maps > k.rm.max_reverse_maps) k.rm.max_reverse_maps = k.rm.reverse_maps;
+  if (k.prof.meminfo.mapped_counts_anon) note_mapped_growth(k);
+}
+
+inline void page_remove_anon_exclusive(kernel& k, uint64_t n) {
+  k.rm.mapped_anon -= n;
+  k.rm.reverse_maps -= n;
 }
 
 inline void rmap_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m) {

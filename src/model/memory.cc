@@ -80,6 +80,20 @@ bool make_resident(kernel& k, const vm_area_struct& vma, vaddr base, uint32_t i)
   return true;
 }
 
+// Puts the object pages behind the entries of `cold` (one word, none of them cached) into
+// the page cache with one allocation; false (nothing changed) when they do not all fit.
+bool make_resident_word(kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w, uint64_t cold) {
+  if (!cold) return true;
+  if (!k.pm.alloc(page_use::cache, gfp_zone::highuser, uint64_t(popcount64(cold)))) return false;
+  mem_object& obj = k.objects[vma.object];
+  for (uint64_t b = cold; b; b &= b - 1) {
+    const uint64_t pg = vma.pgoff + ((base + (vaddr{w * 64 + uint32_t(__builtin_ctzll(b))} << 12) - vma.vm_start) >> 12);
+    obj.resident[pg >> 6] |= bit(uint32_t(pg & 63));
+  }
+  obj.nr_resident += uint64_t(popcount64(cold));
+  return true;
+}
+
 uint64_t& rss_for_object(const kernel& k, mm_struct& mm, const vm_area_struct& vma) {
   return k.objects[vma.object].kind == object_kind::file ? mm.rss.file : mm.rss.shmem;
 }
@@ -197,12 +211,13 @@ status wp_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_t
     const uint32_t id = t->anon ? t->anon[i] : 0;
     if (!(was_anon && (id == 0 || k.pm.mapcount(id) == 1))) {
       // wp_page_copy(): anon_vma_prepare, a new page, the old page's rmap goes.
-      if (!k.pm.can_alloc(gfp_zone::highuser, 1)) return oom_status(k, "an anonymous page (COW)", gfp_zone::highuser);
-      if (status s = anon_vma_prepare(k, mm, vma); !s.ok()) return s;
-      k.pm.alloc(page_use::anon, gfp_zone::highuser, 1);
+      if (!vma.has_anon_vma)
+        if (status s = anon_vma_prepare(k, mm, vma); !s.ok()) return s;
+      if (!k.pm.alloc(page_use::anon, gfp_zone::highuser, 1))
+        return oom_status(k, "an anonymous page (COW)", gfp_zone::highuser);
       ++k.cow_faults;
       if (id) {
-        rmap_remove_anon(k, id);  // anon replaces anon: RSS unchanged
+        if (rmap_remove_anon(k, id)) k.pm.free(page_use::anon, 1);  // anon replaces anon: RSS unchanged
         t->anon[i] = 0;
       } else {
         ++mm.rss.anon;  // replaces the zero page or a page-cache page
@@ -232,9 +247,8 @@ status write_fault_none(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr bas
     return {};
   }
   if (vma.shared) {
-    for (uint64_t b = m & ~resident_word(k, vma, base, w); b; b &= b - 1)
-      if (!make_resident(k, vma, base, w * 64 + uint32_t(__builtin_ctzll(b))))
-        return oom_status(k, "a page-cache page", gfp_zone::highuser);
+    if (!make_resident_word(k, vma, base, w, m & ~resident_word(k, vma, base, w)))
+      return oom_status(k, "a page-cache page", gfp_zone::highuser);
     uint64_t done = 0;
     const bool ok = map_object_word(k, mm, vma, base, t, w, m, done);
     if (tracks_writable(k, vma) && done) { k.store.ensure_writable(t); t->writable[w] |= done; }
@@ -245,13 +259,12 @@ status write_fault_none(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr bas
   // do_anonymous_page (write) or do_cow_fault: anon_vma_prepare, a fresh anonymous page
   // per entry (PageDirect: no rmap allocation).
   const uint64_t n = uint64_t(popcount64(m));
-  if (!vma.is_anon())
-    for (uint64_t b = m; b; b &= b - 1)
-      if (!make_resident(k, vma, base, w * 64 + uint32_t(__builtin_ctzll(b))))
-        return oom_status(k, "a page-cache page", gfp_zone::highuser);
-  if (!k.pm.can_alloc(gfp_zone::highuser, n)) return oom_status(k, "an anonymous page", gfp_zone::highuser);
-  if (status s = anon_vma_prepare(k, mm, vma); !s.ok()) return s;
-  k.pm.alloc(page_use::anon, gfp_zone::highuser, n);
+  if (!vma.is_anon() && !make_resident_word(k, vma, base, w, m & ~resident_word(k, vma, base, w)))
+    return oom_status(k, "a page-cache page", gfp_zone::highuser);
+  // As do_anonymous_page: anon_vma_prepare first (it stays if the page cannot be had).
+  if (!vma.has_anon_vma)
+    if (status s = anon_vma_prepare(k, mm, vma); !s.ok()) return s;
+  if (!k.pm.alloc(page_use::anon, gfp_zone::highuser, n)) return oom_status(k, "an anonymous page", gfp_zone::highuser);
   page_add_anon_exclusive(k, n);
   k.store.ensure_writable(t);
   k.store.ensure_anonmap(t);
@@ -415,19 +428,17 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
         const uint64_t m = mask[w] & t->word(w);
         if (!m) continue;
         const uint64_t am = m & t->anon_word(w);
-        uint64_t exclusive = uint64_t(popcount64(am));
+        uint64_t exclusive = uint64_t(popcount64(am)), freed = 0;
         if (t->anon && am)
           for (uint64_t b = am; b; b &= b - 1) {
             uint32_t& id = t->anon[w * 64 + uint32_t(__builtin_ctzll(b))];
             if (!id) continue;
-            rmap_remove_anon(k, id);
+            freed += rmap_remove_anon(k, id);
             id = 0;
             --exclusive;
           }
-        if (exclusive) {
-          page_remove_anon_exclusive(k, exclusive);
-          k.pm.free(page_use::anon, exclusive);
-        }
+        if (exclusive) page_remove_anon_exclusive(k, exclusive);
+        if (exclusive + freed) k.pm.free(page_use::anon, exclusive + freed);
         if (!vma.is_anon()) rmap_remove_object_word(k, vma.object, object_pg0(vma, base, w), m & ~am);
         const uint64_t anon_n = uint64_t(popcount64(am));
         mm.rss.anon -= anon_n;

@@ -47,9 +47,8 @@ phys::phys(const zone_policy& zp, uint64_t total_pages, uint64_t reserved) : tot
   // Drop zones with no pages from the lists; boot reservations come from low memory.
   for (auto* l : {&highuser_, &kernel_})
     l->erase(std::remove_if(l->begin(), l->end(), [&](zone_type t) { return z(t) == 0; }), l->end());
-  min_low_free_ = low_pages();
-  min_free_ = total_;
-  min_high_free_ = zone_pages(zone_type::highmem);
+  for (gfp_zone g : {gfp_zone::highuser, gfp_zone::kernel})
+    if (!zonelist(g).empty()) first_[static_cast<int>(g)] = static_cast<int>(zonelist(g).front());
   alloc(page_use::reserved, gfp_zone::kernel, std::min(reserved, low_pages()));
 }
 
@@ -74,25 +73,18 @@ void phys::take(zone_type z, int use, uint64_t n) {
   if (z != zone_type::highmem) low_used_ += n;
 }
 
-bool phys::alloc(page_use use, gfp_zone g, uint64_t n) {
-  const std::vector<zone_type>& zl = zonelist(g);
+// The preferred zone is short: take what each zone of the list has, in order.
+bool phys::alloc_fallback(page_use use, gfp_zone g, uint64_t n) {
+  if (!can_alloc(g, n)) return false;
   const int u = static_cast<int>(use);
-  if (!zl.empty() && zone_free(zl.front()) >= n) {
-    take(zl.front(), u, n);  // the common case: the preferred zone has room
-  } else {
-    if (!can_alloc(g, n)) return false;
-    uint64_t left = n;
-    for (zone_type z : zl) {
-      const uint64_t part = std::min(left, zone_free(z));
-      take(z, u, part);
-      left -= part;
-      if (!left) break;
-    }
+  uint64_t left = n;
+  for (zone_type z : zonelist(g)) {
+    const uint64_t part = std::min(left, zone_free(z));
+    take(z, u, part);
+    left -= part;
+    if (!left) break;
   }
-  by_use_[u] += n;
-  used_total_ += n;
-  max_by_use_[u] = std::max(max_by_use_[u], by_use_[u]);
-  note_minima();
+  account(u, n);
   return true;
 }
 
@@ -114,11 +106,6 @@ zone_type phys::exhausted(gfp_zone g) const {
   return zonelist(g).empty() ? zone_type::normal : zonelist(g).front();
 }
 
-void phys::note_minima() {
-  min_low_free_ = std::min(min_low_free_, low_free());
-  min_free_ = std::min(min_free_, total_ - used_total_);
-  min_high_free_ = std::min(min_high_free_, zone_free(zone_type::highmem));
-}
 
 uint32_t phys::share_anon(uint32_t origin) {
   uint32_t id;
@@ -131,11 +118,6 @@ uint32_t phys::share_anon(uint32_t origin) {
   }
   ids_[id] = {1, 0, origin};
   return id;
-}
-
-void phys::release_anon(uint32_t id) {
-  free_ids_.push_back(id);
-  free(page_use::anon, 1);
 }
 
 }  // namespace vmlab

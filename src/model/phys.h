@@ -66,7 +66,16 @@ class phys {
 
   // n pages for `use` from the zonelist of g, preferred zone first; all or nothing. On
   // failure nothing changes and exhausted() names the zone that ran out.
-  bool alloc(page_use use, gfp_zone g, uint64_t n);
+  bool alloc(page_use use, gfp_zone g, uint64_t n) {
+    const int z = first_[static_cast<int>(g)];
+    if (z < 0 || present_[z] - zone_used_[z] < n) return alloc_fallback(use, g, n);
+    const int u = static_cast<int>(use);
+    used_[z][u] += n;
+    zone_used_[z] += n;
+    if (z != static_cast<int>(zone_type::highmem)) low_used_ += n;
+    account(u, n);
+    return true;
+  }
   [[nodiscard]] bool can_alloc(gfp_zone g, uint64_t n) const;
   // Returns n pages of `use` (REQUIRES: that many are allocated).
   void free(page_use use, uint64_t n);
@@ -82,8 +91,9 @@ class phys {
   uint32_t* anon_chain(uint32_t id) { return &ids_[id].chain; }
   [[nodiscard]] uint32_t mapcount(uint32_t id) const { return ids_[id].mapcount; }
   [[nodiscard]] uint32_t chain(uint32_t id) const { return ids_[id].chain; }
-  // Releases an id whose mapcount reached 0, and its page.
-  void release_anon(uint32_t id);
+  // Releases an id whose mapcount reached 0; its page is freed by the caller
+  // (free(page_use::anon, ...), batched per PTE word).
+  void release_anon(uint32_t id) { free_ids_.push_back(id); }
 
   [[nodiscard]] uint64_t total_pages() const { return total_; }
   [[nodiscard]] uint64_t used() const { return used_total_; }
@@ -100,9 +110,9 @@ class phys {
   [[nodiscard]] uint64_t low_pages() const;
   [[nodiscard]] uint64_t low_free() const { return low_pages() - low_used_; }
   // The smallest low_free() and free pages ever seen (LowFree / MemFree minima).
-  [[nodiscard]] uint64_t min_low_free() const { return min_low_free_; }
-  [[nodiscard]] uint64_t min_free() const { return min_free_; }
-  [[nodiscard]] uint64_t min_high_free() const { return min_high_free_; }
+  [[nodiscard]] uint64_t min_low_free() const { return low_pages() - max_low_used_; }
+  [[nodiscard]] uint64_t min_free() const { return total_ - max_used_total_; }
+  [[nodiscard]] uint64_t min_high_free() const { return zone_pages(zone_type::highmem) - max_high_used_; }
   [[nodiscard]] uint64_t max_used(page_use u) const { return max_by_use_[static_cast<int>(u)]; }
 
   bytes nr_pagetable = 0;      // NR_PAGETABLE: the levels the profile counts, in bytes
@@ -113,7 +123,16 @@ class phys {
     return g == gfp_zone::highuser ? highuser_ : kernel_;
   }
   void take(zone_type z, int use, uint64_t n);
-  void note_minima();
+  bool alloc_fallback(page_use use, gfp_zone g, uint64_t n);
+  void account(int u, uint64_t n) {
+    by_use_[u] += n;
+    used_total_ += n;
+    if (by_use_[u] > max_by_use_[u]) max_by_use_[u] = by_use_[u];
+    if (used_total_ > max_used_total_) max_used_total_ = used_total_;
+    if (low_used_ > max_low_used_) max_low_used_ = low_used_;
+    const uint64_t high = zone_used_[static_cast<int>(zone_type::highmem)];
+    if (high > max_high_used_) max_high_used_ = high;
+  }
 
   // Counters kept per (zone, use), and their sums, so that an allocation on the fault
   // path is a handful of adds.
@@ -124,8 +143,10 @@ class phys {
   std::array<uint64_t, kUses> by_use_{};
   uint64_t used_total_ = 0, low_used_ = 0;
   std::vector<zone_type> highuser_, kernel_;  // zonelists, preferred first
+  std::array<int, 2> first_{-1, -1};          // each zonelist's preferred zone (-1: none)
+  // Maxima of the used counts: the free minima are what they leave.
   std::array<uint64_t, kUses> max_by_use_{};
-  uint64_t min_low_free_ = 0, min_free_ = 0, min_high_free_ = 0;
+  uint64_t max_used_total_ = 0, max_low_used_ = 0, max_high_used_ = 0;
   // What struct page holds for a shared anonymous page, by anon id.
   struct anon_state {
     uint32_t mapcount = 0;

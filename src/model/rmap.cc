@@ -32,8 +32,10 @@ uint32_t chain_pop(kernel& k, uint32_t head) {
   return next;
 }
 
+}  // namespace
+
 // Mapped's maximum, where it is kept incrementally (pte_chain; anonymous pages).
-void note_mapped(kernel& k) {
+void note_mapped_growth(kernel& k) {
   if (!chained(k)) {
     k.rm.mapped_may_have_grown = true;
     return;
@@ -41,8 +43,6 @@ void note_mapped(kernel& k) {
   const uint64_t m = k.rm.mapped_file + (k.prof.meminfo.mapped_counts_anon ? k.rm.mapped_anon : 0);
   k.rm.max_mapped = std::max(k.rm.max_mapped, m);
 }
-
-}  // namespace
 
 uint64_t pte_chain_objects(const kernel& k, uint64_t n) {
   const uint32_t r = slots(k);
@@ -80,7 +80,7 @@ status page_add_rmap(kernel& k, page_rmap p, bool anon) {
   }
   if (n++ == 0) {
     ++(anon ? k.rm.mapped_anon : k.rm.mapped_file);
-    if (anon ? k.prof.meminfo.mapped_counts_anon : true) note_mapped(k);
+    if (anon ? k.prof.meminfo.mapped_counts_anon : true) note_mapped_growth(k);
   }
   k.rm.max_reverse_maps = std::max(k.rm.max_reverse_maps, ++k.rm.reverse_maps);
   return {};
@@ -132,6 +132,18 @@ uint64_t count_mapped_object_pages(const kernel& k) {
         bool oom = false;
         const pte_table* t = pte_walk(const_cast<kernel&>(k), mm, base, false, &oom);
         if (!t || !t->nr_present) continue;
+        if (t->is_full() && !t->anonmap) {
+          // Every entry maps its object page: one range of the bitmap.
+          const vaddr lo = std::max(base, v.vm_start), hi = std::min(base + span, v.vm_end);
+          uint64_t pg = v.pgoff + ((lo - v.vm_start) >> 12);
+          for (uint64_t n = (hi - lo) >> 12; n;) {
+            const uint64_t sh = pg & 63, take = std::min<uint64_t>(n, 64 - sh);
+            bits[pg >> 6] |= (take == 64 ? ~uint64_t{0} : ((uint64_t{1} << take) - 1)) << sh;
+            pg += take;
+            n -= take;
+          }
+          continue;
+        }
         for (uint32_t w = 0; w < entries / 64; ++w) {
           const vaddr wlo = base + (vaddr{w} << 18), whi = wlo + (vaddr{64} << 12);
           const vaddr lo = std::max(wlo, v.vm_start), hi = std::min(whi, v.vm_end);
@@ -183,18 +195,6 @@ uint64_t object_page_mapcount(const kernel& k, int32_t obj, uint64_t pg) {
       if (t && t->test(i) && !((t->anon_word(i >> 6) >> (i & 63)) & 1)) ++n;
     }
   return n;
-}
-
-void page_add_anon_exclusive(kernel& k, uint64_t n) {
-  k.rm.mapped_anon += n;
-  k.rm.reverse_maps += n;
-  k.rm.max_reverse_maps = std::max(k.rm.max_reverse_maps, k.rm.reverse_maps);
-  if (k.prof.meminfo.mapped_counts_anon) note_mapped(k);
-}
-
-void page_remove_anon_exclusive(kernel& k, uint64_t n) {
-  k.rm.mapped_anon -= n;
-  k.rm.reverse_maps -= n;
 }
 
 page_rmap object_page(kernel& k, int32_t obj, uint64_t pg) {

@@ -82,9 +82,8 @@ void page_remove_rmap(kernel& k, page_rmap p, bool anon);
 // (kernel.h), which count the schemes without per-page state inline.
 bool pte_chain_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m, uint64_t& done);
 void pte_chain_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m);
-// An exclusive anonymous page (no id): n such pages gain or lose their only PTE.
-void page_add_anon_exclusive(kernel& k, uint64_t n);
-void page_remove_anon_exclusive(kernel& k, uint64_t n);
+// Mapped may have grown: record its maximum (pte_chain) or mark it for the next count.
+void note_mapped_growth(kernel& k);
 // The rmap state of page `pg` of object `obj`, and of shared anonymous page `id`.
 page_rmap object_page(kernel& k, int32_t obj, uint64_t pg);
 page_rmap anon_page(kernel& k, uint32_t id);
