@@ -21,13 +21,6 @@ const char* kmem_kind_name(kmem_kind k) {
   return "?";
 }
 
-uint64_t kmem::pages() const {
-  uint64_t n = 0;
-  for (const auto& c : caches)
-    if (c) n += c->pages();
-  return n;
-}
-
 void kmem_init(kernel& k) {
   const kernel_objects& o = k.prof.objs;
   const slab_policy& sp = o.slab;

@@ -31,8 +31,6 @@ struct kmem {
   // nullptr: the profile's kernel has no such cache.
   std::array<std::unique_ptr<kmem_cache>, kKmemKinds> caches;
   [[nodiscard]] kmem_cache* cache(kmem_kind kind) const { return caches[static_cast<int>(kind)].get(); }
-  // Slab pages held by every cache (meminfo Slab).
-  [[nodiscard]] uint64_t pages() const;
 };
 
 // Creates the caches the profile's kernel has. Called once, when the kernel is built.

@@ -101,12 +101,6 @@ void phys::free(page_use use, uint64_t n) {
   }
 }
 
-zone_type phys::exhausted(gfp_zone g) const {
-  // The kernel's OOM report names the preferred zone of the failing allocation.
-  return zonelist(g).empty() ? zone_type::normal : zonelist(g).front();
-}
-
-
 uint32_t phys::share_anon(uint32_t origin) {
   uint32_t id;
   if (!free_ids_.empty()) {

@@ -64,8 +64,8 @@ class phys {
   // (mem_map, kernel image) taken from low memory at boot.
   phys(const zone_policy& zp, uint64_t total_pages, uint64_t reserved);
 
-  // n pages for `use` from the zonelist of g, preferred zone first; all or nothing. On
-  // failure nothing changes and exhausted() names the zone that ran out.
+  // n pages for `use` from the zonelist of g, preferred zone first; all or nothing (on
+  // failure nothing changes; oom_status() says where memory went).
   bool alloc(page_use use, gfp_zone g, uint64_t n) {
     const int z = first_[static_cast<int>(g)];
     if (z < 0 || present_[z] - zone_used_[z] < n) return alloc_fallback(use, g, n);
@@ -79,8 +79,6 @@ class phys {
   [[nodiscard]] bool can_alloc(gfp_zone g, uint64_t n) const;
   // Returns n pages of `use` (REQUIRES: that many are allocated).
   void free(page_use use, uint64_t n);
-  // The last zone of g's zonelist: the one an out-of-memory report names.
-  [[nodiscard]] zone_type exhausted(gfp_zone g) const;
 
   // Gives an exclusive anonymous page an identity (mapcount 1); it is already counted.
   // `origin`: the anon_vma it belongs to (folio->mapping), 0 under schemes without one.
