@@ -34,6 +34,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/cli/run_vmlab.h"
+
 namespace vmlab {
 namespace {
 
@@ -45,94 +47,13 @@ constexpr uint64_t kPage = 4096;
 // ---------------------------------------------------------------------------------------
 // Running the binary
 
-struct cli_result {
-  int exit_code = -1;  // 128 + N when killed by signal N
-  std::string out;     // standard output
-  std::string err;     // standard error
-};
+using cli_testing::cli_result;
+using cli_testing::run_vmlab;
 
 std::string describe(const std::vector<std::string>& args) {
   std::string s = "vmlab";
   for (const auto& a : args) s += " " + a;
   return s;
-}
-
-// Runs `vmlab ARGS...` with stdin from /dev/null, capturing stdout and stderr separately
-// (both drained with poll, so a large report cannot deadlock the pipe). A run that takes
-// longer than `timeout` is killed and reported as exit 128 + SIGKILL.
-cli_result run_vmlab(const std::vector<std::string>& args, std::chrono::seconds timeout = std::chrono::seconds(60)) {
-  cli_result r;
-  std::vector<std::string> storage;
-  storage.emplace_back(VMLAB_BINARY);
-  storage.insert(storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& s : storage) argv.push_back(s.data());
-  argv.push_back(nullptr);
-
-  int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    ::close(out_pipe[0]);
-    ::close(out_pipe[1]);
-    throw std::runtime_error("pipe2 failed");
-  }
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    // Child: only async-signal-safe calls until exec.
-    const int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    ::dup2(out_pipe[1], 1);
-    ::dup2(err_pipe[1], 2);
-    ::execv(argv[0], argv.data());
-    static const char msg[] = "cli_test: cannot exec the vmlab binary\n";
-    (void)!::write(2, msg, sizeof msg - 1);
-    ::_exit(127);
-  }
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  bool killed = false;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string* sinks[2] = {&r.out, &r.err};
-  int open_fds = 2;
-  while (open_fds > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0 && !killed) {
-      ::kill(pid, SIGKILL);
-      killed = true;
-    }
-    // A descendant of a killed vmlab (a live-engine worker) could hold the pipes open.
-    if (killed && left.count() < -5000) break;
-    const int wait_ms = killed ? 1000 : static_cast<int>(std::min<long long>(left.count(), 1000));
-    const int n = ::poll(fds, 2, wait_ms);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      char buf[65536];
-      const ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
-      if (got > 0) {
-        sinks[i]->append(buf, static_cast<size_t>(got));
-      } else if (got == 0 || errno != EINTR) {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  for (auto& f : fds)
-    if (f.fd >= 0) ::close(f.fd);
-  int wstatus = 0;
-  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(wstatus)) r.exit_code = WEXITSTATUS(wstatus);
-  else if (WIFSIGNALED(wstatus)) r.exit_code = 128 + WTERMSIG(wstatus);
-  if (killed) r.err += "\n[cli_test: killed after " + std::to_string(timeout.count()) + " s]";
-  return r;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // Running the vmlab binary from a test: exit status, stdout and stderr, with a timeout.
-// For CLI tests outside cli_test.cc (which has its own copy of the same helper).
+// Shared by the CLI tests.
 #pragma once
 
 #include <fcntl.h>
