@@ -105,6 +105,19 @@ result<mm_struct*> mm_create(kernel& k, uint32_t pid);
 status dup_mm(kernel& k, mm_struct& parent, uint32_t child_pid);
 void exit_mmap(kernel& k, uint32_t pid);
 
+// Calls f(base, table, lo, hi) for every PTE table present under VMA v of mm: the table
+// at `base` and the part [lo, hi) of v it maps. The scans that look at every PTE of a VMA
+// (2.4's rmap walk, Mapped, sim_kernel::mappings) go through here.
+template <class F>
+void for_each_pte_table(kernel& k, mm_struct& mm, const vm_area_struct& v, F&& f) {
+  const vaddr span = vaddr{k.prof.paging.pte().entries} << 12;
+  for (vaddr base = v.vm_start & ~(span - 1); base < v.vm_end; base += span) {
+    bool oom = false;
+    if (const pte_table* t = pte_walk(k, mm, base, false, &oom))
+      f(base, t, std::max(base, v.vm_start), std::min(base + span, v.vm_end));
+  }
+}
+
 // --- rmap hot path (rmap.h): the object pages of one PTE word gain or lose a mapping.
 // Only pte_chain keeps per-page state; every other scheme counts ReverseMaps here and
 // leaves Mapped to be counted from the page tables.

@@ -121,20 +121,17 @@ uint64_t count_mapped_object_pages(const kernel& k) {
   // OR every object VMA's present, non-anonymous PTEs into a bitmap of its object's pages.
   std::vector<std::vector<uint64_t>> seen(k.objects.size());
   const uint32_t entries = k.prof.paging.pte().entries;
-  const vaddr span = vaddr{entries} << 12;
   for (const auto& [pid, mmp] : k.mms) {
     mm_struct& mm = *mmp;
     for (const auto& [start, v] : mm.vmas) {
       if (v.is_anon()) continue;
       std::vector<uint64_t>& bits = seen[static_cast<size_t>(v.object)];
       if (bits.empty()) bits.assign(k.objects[static_cast<size_t>(v.object)].nr_pages / 64 + 2, 0);
-      for (vaddr base = v.vm_start & ~(span - 1); base < v.vm_end; base += span) {
-        bool oom = false;
-        const pte_table* t = pte_walk(const_cast<kernel&>(k), mm, base, false, &oom);
-        if (!t || !t->nr_present) continue;
+      for_each_pte_table(const_cast<kernel&>(k), mm, v, [&](vaddr base, const pte_table* t, vaddr vlo, vaddr vhi) {
+        if (!t->nr_present) return;
         if (t->is_full() && !t->anonmap) {
           // Every entry maps its object page: one range of the bitmap.
-          const vaddr lo = std::max(base, v.vm_start), hi = std::min(base + span, v.vm_end);
+          const vaddr lo = vlo, hi = vhi;
           uint64_t pg = v.pgoff + ((lo - v.vm_start) >> 12);
           for (uint64_t n = (hi - lo) >> 12; n;) {
             const uint64_t sh = pg & 63, take = std::min<uint64_t>(n, 64 - sh);
@@ -142,7 +139,7 @@ uint64_t count_mapped_object_pages(const kernel& k) {
             pg += take;
             n -= take;
           }
-          continue;
+          return;
         }
         for (uint32_t w = 0; w < entries / 64; ++w) {
           const vaddr wlo = base + (vaddr{w} << 18), whi = wlo + (vaddr{64} << 12);
@@ -162,7 +159,7 @@ uint64_t count_mapped_object_pages(const kernel& k) {
           bits[i] |= m << sh;
           if (sh) bits[i + 1] |= m >> (64 - sh);
         }
-      }
+      });
     }
   }
   uint64_t n = 0;
@@ -306,20 +303,14 @@ std::vector<mapping> rmap_walk(kernel& k, const page_id& p, rmap_work& w) {
   switch (k.prof.rmap.scheme) {
     case rmap_scheme::none: {
       // swap_out(): every mm, every VMA, every PTE table under it, entry by entry.
-      const uint32_t entries = k.prof.paging.pte().entries;
-      const vaddr span = vaddr{entries} << 12;
       for (auto& [pid, mmp] : k.mms)
         for (auto& [start, v] : mmp->vmas)
-          for (vaddr base = v.vm_start & ~(span - 1); base < v.vm_end; base += span) {
-            bool oom = false;
-            const pte_table* t = pte_walk(k, *mmp, base, false, &oom);
-            if (!t) continue;
+          for_each_pte_table(k, *mmp, v, [&](vaddr base, const pte_table* t, vaddr lo, vaddr hi) {
             ++w.pt_walks;
-            const vaddr lo = std::max(base, v.vm_start), hi = std::min(base + span, v.vm_end);
             w.ptes_scanned += (hi - lo) >> 12;
             for (vaddr a = lo; a < hi; a += 4096)
               if (entry_maps(t, uint32_t((a - base) >> 12), *mmp, v, a, p)) found.push_back({mmp.get(), a});
-          }
+          });
       return found;
     }
     case rmap_scheme::pte_chain: {

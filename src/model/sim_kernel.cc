@@ -304,15 +304,10 @@ result<uint64_t> sim_kernel::page_referenced(uint32_t pid, uint32_t map, bytes o
 std::vector<pte_mapping> sim_kernel::mappings() const {
   kernel& k = *k_;
   std::vector<pte_mapping> out;
-  const uint32_t entries = k.prof.paging.pte().entries;
-  const vaddr span = vaddr{entries} << 12;
   for (auto& [pid, mm] : k.mms)
     for (auto& [start, v] : mm->vmas)
-      for (vaddr base = v.vm_start & ~(span - 1); base < v.vm_end; base += span) {
-        bool oom = false;
-        const pte_table* t = pte_walk(k, *mm, base, false, &oom);
-        if (!t) continue;
-        for (vaddr a = std::max(base, v.vm_start); a < std::min(base + span, v.vm_end); a += 4096) {
+      for_each_pte_table(k, *mm, v, [&, pid = pid](vaddr base, const pte_table* t, vaddr lo, vaddr hi) {
+        for (vaddr a = lo; a < hi; a += 4096) {
           const uint32_t i = uint32_t((a - base) >> 12);
           if (!t->test(i)) continue;
           pte_mapping m;
@@ -330,7 +325,7 @@ std::vector<pte_mapping> sim_kernel::mappings() const {
           }
           out.push_back(m);
         }
-      }
+      });
   return out;
 }
 
