@@ -123,7 +123,9 @@ uint64_t count_mapped_object_pages(const kernel& k) {
   const uint32_t entries = k.prof.paging.pte().entries;
   for (const auto& [pid, mmp] : k.mms) {
     mm_struct& mm = *mmp;
-    for (const auto& [start, v] : mm.vmas) {
+    for (const auto& vma_entry : mm.vmas) {
+      // A named reference, not a structured binding: clang 14 cannot capture those.
+      const vm_area_struct& v = vma_entry.second;
       if (v.is_anon()) continue;
       std::vector<uint64_t>& bits = seen[static_cast<size_t>(v.object)];
       if (bits.empty()) bits.assign(k.objects[static_cast<size_t>(v.object)].nr_pages / 64 + 2, 0);
@@ -303,14 +305,18 @@ std::vector<mapping> rmap_walk(kernel& k, const page_id& p, rmap_work& w) {
   switch (k.prof.rmap.scheme) {
     case rmap_scheme::none: {
       // swap_out(): every mm, every VMA, every PTE table under it, entry by entry.
-      for (auto& [pid, mmp] : k.mms)
-        for (auto& [start, v] : mmp->vmas)
-          for_each_pte_table(k, *mmp, v, [&](vaddr base, const pte_table* t, vaddr lo, vaddr hi) {
+      for (auto& mm_entry : k.mms) {
+        mm_struct* mm = mm_entry.second.get();  // not a structured binding: clang 14 cannot capture those
+        for (auto& vma_entry : mm->vmas) {
+          const vm_area_struct& v = vma_entry.second;
+          for_each_pte_table(k, *mm, v, [&](vaddr base, const pte_table* t, vaddr lo, vaddr hi) {
             ++w.pt_walks;
             w.ptes_scanned += (hi - lo) >> 12;
             for (vaddr a = lo; a < hi; a += 4096)
-              if (entry_maps(t, uint32_t((a - base) >> 12), *mmp, v, a, p)) found.push_back({mmp.get(), a});
+              if (entry_maps(t, uint32_t((a - base) >> 12), *mm, v, a, p)) found.push_back({mm, a});
           });
+        }
+      }
       return found;
     }
     case rmap_scheme::pte_chain: {

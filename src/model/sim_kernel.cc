@@ -305,7 +305,8 @@ std::vector<pte_mapping> sim_kernel::mappings() const {
   kernel& k = *k_;
   std::vector<pte_mapping> out;
   for (auto& [pid, mm] : k.mms)
-    for (auto& [start, v] : mm->vmas)
+    for (auto& vma_entry : mm->vmas) {
+      const vm_area_struct& v = vma_entry.second;  // clang 14 cannot capture a structured binding
       for_each_pte_table(k, *mm, v, [&, pid = pid](vaddr base, const pte_table* t, vaddr lo, vaddr hi) {
         for (vaddr a = lo; a < hi; a += 4096) {
           const uint32_t i = uint32_t((a - base) >> 12);
@@ -326,6 +327,7 @@ std::vector<pte_mapping> sim_kernel::mappings() const {
           out.push_back(m);
         }
       });
+    }
   return out;
 }
 

@@ -42,8 +42,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr uint64_t kPage = 4096;
-
 // ---------------------------------------------------------------------------------------
 // Running the binary
 

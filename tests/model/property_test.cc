@@ -389,7 +389,7 @@ class runner {
             return "touch_pages succeeded on an inaccessible page " + std::to_string(pg);
         return "";
       }
-      return touch_error(st, [&] {
+      return touch_error(st, [&, base = base] {  // clang 14 cannot capture a structured binding
         for (uint64_t pg : pages)
           if (!ref_model::accessible(s, base / kPage + pg, base / kPage + pg + 1, need)) return true;
         return false;

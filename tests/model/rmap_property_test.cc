@@ -39,6 +39,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -286,7 +287,9 @@ class differential {
     if (!names.empty() && chance(35)) {
       // Right after or right before one of its mappings (as created), so that VMAs become
       // adjacent: merges, find_mergeable_anon_vma, and now and then EEXIST.
-      auto [name, n] = random_name(pid);
+      uint32_t name;
+    uint64_t n;
+    std::tie(name, n) = random_name(pid);
       const name_info nb = names[name];
       const vaddr a = ks_[0]->map_addr(pid, name);
       o.fixed = true;
@@ -319,7 +322,9 @@ class differential {
   }
 
   std::string do_touch(uint32_t pid) {
-    auto [name, n] = random_name(pid);
+    uint32_t name;
+    uint64_t n;
+    std::tie(name, n) = random_name(pid);
     const bool write = chance(50);
     std::ostringstream d;
     d << "touch pid " << pid << " #" << name << (write ? " write" : " read");
@@ -331,7 +336,8 @@ class differential {
       desc_ = d.str();
       return all([&](sim_kernel& k) { return text(k.touch_pages(pid, name, pages, write)); });
     }
-    auto [off, len] = random_subrange(n);
+    bytes off, len;
+    std::tie(off, len) = random_subrange(n);
     const bytes stride = chance(25) ? (1 + rnd(4)) * kPage : kPage;
     d << " off " << off / kPage << " pages " << len / kPage << " stride " << stride / kPage;
     desc_ = d.str();
@@ -343,7 +349,9 @@ class differential {
   // fit how it finds PTEs: pte_chain walks exactly its chain (one entry per PTE), the
   // object schemes visit at least the VMAs they walk, 2.4 scans at least what it finds.
   std::string do_walk(uint32_t pid) {
-    auto [name, n] = random_name(pid);
+    uint32_t name;
+    uint64_t n;
+    std::tie(name, n) = random_name(pid);
     const bytes off = rnd(n) * kPage;
     const bool unmap = chance(60);
     desc_ = std::string(unmap ? "try_to_unmap" : "page_referenced") + " pid " + std::to_string(pid) + " #" +
@@ -395,16 +403,22 @@ class differential {
   }
 
   std::string do_munmap(uint32_t pid) {
-    auto [name, n] = random_name(pid);
-    auto [off, len] = random_subrange(n);
+    uint32_t name;
+    uint64_t n;
+    std::tie(name, n) = random_name(pid);
+    bytes off, len;
+    std::tie(off, len) = random_subrange(n);
     desc_ = "munmap pid " + std::to_string(pid) + " #" + std::to_string(name) + " off " + std::to_string(off / kPage) +
             " pages " + std::to_string(len / kPage);
     return all([&](sim_kernel& k) { return text(k.munmap(pid, name, off, len)); });
   }
 
   std::string do_mprotect(uint32_t pid) {
-    auto [name, n] = random_name(pid);
-    auto [off, len] = random_subrange(n);
+    uint32_t name;
+    uint64_t n;
+    std::tie(name, n) = random_name(pid);
+    bytes off, len;
+    std::tie(off, len) = random_subrange(n);
     static const uint8_t prots[] = {prot_none, prot_read, prot_read | prot_write, prot_read | prot_write};
     const uint8_t prot = prots[rnd(4)];
     desc_ = "mprotect pid " + std::to_string(pid) + " #" + std::to_string(name) + " off " + std::to_string(off / kPage) +
@@ -413,8 +427,11 @@ class differential {
   }
 
   std::string do_madvise(uint32_t pid) {
-    auto [name, n] = random_name(pid);
-    auto [off, len] = random_subrange(n);
+    uint32_t name;
+    uint64_t n;
+    std::tie(name, n) = random_name(pid);
+    bytes off, len;
+    std::tie(off, len) = random_subrange(n);
     desc_ = "madvise_dontneed pid " + std::to_string(pid) + " #" + std::to_string(name) + " off " +
             std::to_string(off / kPage) + " pages " + std::to_string(len / kPage);
     return all([&](sim_kernel& k) { return text(k.madvise_dontneed(pid, name, off, len)); });
