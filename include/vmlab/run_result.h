@@ -132,6 +132,9 @@ struct run_result {
   // "1.1" for 2.5 (printed with the 2.0 columns; see docs/decisions.md).
   std::string slabinfo_version;
   std::string rmap;  // the profile's rmap scheme name (sim), or "" (live)
+  // Whether the kernel's /proc/PID/status has a VmPTE line (2.6.10+). Before that the
+  // per-process figures are the model's per-mm page-table bytes, which no tool printed.
+  bool vmpte_line = true;
   double wall_seconds = 0;     // timings: excluded from determinism checks
   double cpu_seconds = 0;
 };

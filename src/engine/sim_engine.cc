@@ -45,6 +45,7 @@ result<run_result> run_sim(const op_stream& s, const sim_options& opt) {
   r.profile = k.profile().name;
   r.slabinfo_version = k.slabinfo_version();
   r.rmap = rmap_scheme_name(k.profile().rmap.scheme);
+  r.vmpte_line = k.profile().reports_vmpte;
   for (size_t i = 0; i < s.ops.size(); ++i) {
     const op& o = s.ops[i];
     status st = apply_op(k, o);

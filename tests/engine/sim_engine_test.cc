@@ -99,5 +99,24 @@ TEST(SimEngine, ExhaustedMemoryEndsTheRunAtTheFailingOp) {
   EXPECT_NE(format_table(r.value()).find("RUN ENDED EARLY at op"), std::string::npos);
 }
 
+// Before 2.6.10 /proc/PID/status had no VmPTE line: the run says so instead of printing one.
+TEST(SimEngine, VmPTELineOnlyOnKernelsThatHaveIt) {
+  op_stream s = workload();
+  auto today = run_sim(s);
+  s.machine.profile = "linux-2.5.26";
+  s.machine.memory = 4 * GiB;
+  auto old = run_sim(s);
+  ASSERT_TRUE(today.ok() && old.ok());
+  EXPECT_TRUE(today->vmpte_line);
+  EXPECT_FALSE(old->vmpte_line);
+  const std::string t = format_table(old.value());
+  EXPECT_EQ(t.find("VmPTE (max"), std::string::npos) << t;
+  EXPECT_NE(t.find("   pid  mm PT bytes   (workload)"), std::string::npos) << t;
+  EXPECT_NE(t.find("page tables (no VmPTE line before 2.6.10) (max, one process):"), std::string::npos) << t;
+  EXPECT_FALSE(to_json(old.value())["vmpte_line"].get<bool>());
+  EXPECT_FALSE(to_json(today.value()).contains("vmpte_line"));
+  EXPECT_NE(format_table(today.value()).find("VmPTE (max, one process):"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace vmlab
