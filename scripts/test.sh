@@ -4,13 +4,21 @@
 # elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each phase's wall time goes to stderr, so a slow CI run shows where the time went.
+phase() { echo "== test.sh: $1 done at ${SECONDS}s" >&2; }
 bash scripts/install-deps.sh
+phase install-deps
 jobs=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C build -j"$jobs"
+phase release-build
 ctest --test-dir build --output-on-failure -j1
+phase release-tests
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVMLAB_SANITIZE=ON >/dev/null
 ninja -C build-asan -j"$jobs" vmlab vmlab_tests
+phase asan-build
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j1
+phase asan-tests
 # Every parser's fuzzer: replay the regression inputs, then ten seconds each.
 bash scripts/fuzz.sh 10
+phase fuzz
