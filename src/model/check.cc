@@ -2,6 +2,7 @@
 // incrementally — tables per level per mm and kernel-wide, VmPTE, PageTables, RSS, anon
 // mapcounts, presence counts — from the trees themselves, and reports the differences.
 // Property tests call it after every op.
+#include <bit>
 #include <map>
 #include <set>
 #include <sstream>
@@ -17,7 +18,9 @@ struct recount {
   std::set<const void*> nodes[kLevels];
   std::unordered_map<uint32_t, uint32_t> anon_refs;  // shared anonymous pages: PTEs per id
   uint64_t exclusive_anon = 0;                       // anonymous pages mapped once, without id
-  std::vector<std::vector<uint32_t>> obj_refs;       // PTEs per object page
+  // PTEs per mapped object page, sparse: an object may be far larger than what is mapped
+  // of it (a 512 GiB segment with a few pages touched), and the check runs after every op.
+  std::vector<std::unordered_map<uint64_t, uint32_t>> obj_refs;
   std::ostringstream err;
 };
 
@@ -86,15 +89,26 @@ void check_rmap(const kernel& k, recount& rc) {
   };
   for (size_t o = 0; o < k.objects.size(); ++o) {
     const mem_object& obj = k.objects[o];
-    for (uint64_t pg = 0; pg < obj.nr_pages; ++pg) {
-      mapped_file += rc.obj_refs[o][pg] != 0;
-      if (obj.mapcount.empty()) continue;  // no per-page state under this scheme (rmap.h)
-      if (obj.mapcount[pg] != rc.obj_refs[o][pg]) {
-        rc.err << "object " << o << " page " << pg << " mapcount " << obj.mapcount[pg] << " != " << rc.obj_refs[o][pg] << "; ";
-        return;
+    const auto& refs = rc.obj_refs[o];
+    mapped_file += refs.size();
+    for (const auto& [pg, n] : refs)
+      if (!obj.is_resident(pg)) { rc.err << "object " << o << " page " << pg << " mapped but not in the page cache; "; return; }
+    if (obj.mapcount.empty()) continue;  // no per-page state under this scheme (rmap.h)
+    // Only pages in the page cache can carry a mapcount or a chain: a page is faulted in
+    // before it is mapped, and nothing drops pages from the cache. The scan skips the
+    // empty words of the residency bitmap, so its cost follows what was touched.
+    for (uint64_t w = 0; w < obj.resident.size(); ++w)
+      for (uint64_t bits = obj.resident[w]; bits; bits &= bits - 1) {
+        const uint64_t pg = (w << 6) + uint64_t(std::countr_zero(bits));
+        if (pg >= obj.nr_pages) break;
+        const auto it = refs.find(pg);
+        const uint32_t n = it == refs.end() ? 0 : it->second;
+        if (obj.mapcount[pg] != n) {
+          rc.err << "object " << o << " page " << pg << " mapcount " << obj.mapcount[pg] << " != " << n << "; ";
+          return;
+        }
+        check_chain(obj.mapcount[pg], obj.chain[pg], "object page");
       }
-      check_chain(obj.mapcount[pg], obj.chain[pg], "object page");
-    }
   }
   if (mapped_file != count_mapped_object_pages(k))
     rc.err << "mapped file pages " << count_mapped_object_pages(k) << " != " << mapped_file << "; ";
@@ -171,7 +185,7 @@ std::string sim_kernel::check_invariants() const {
   const kernel& k = *k_;
   const paging_format& f = k.prof.paging;
   recount rc;
-  for (const auto& o : k.objects) rc.obj_refs.emplace_back(o.nr_pages, 0);
+  rc.obj_refs.resize(k.objects.size());
   for (const auto& [pid, mmp] : k.mms) {
     const mm_struct& mm = *mmp;
     level_counts tables{};
