@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
+#include <new>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +20,30 @@
 
 namespace vmlab {
 
+// A per-page field of an object, where the kernel keeps it in struct page. struct page
+// exists only for pages in memory, while an object may be declared far larger than what
+// is ever faulted (a 512 GiB segment with a few pages touched). The array comes from
+// calloc, which hands out large blocks as untouched zero pages, so the model's memory and
+// set-up time follow what is touched rather than what is declared.
+class page_field {
+ public:
+  void assign_zero(uint64_t n) {
+    p_.reset(static_cast<uint32_t*>(std::calloc(n, sizeof(uint32_t))));
+    if (n && !p_) throw std::bad_alloc();
+    n_ = n;
+  }
+  [[nodiscard]] bool empty() const { return n_ == 0; }
+  uint32_t& operator[](uint64_t i) { return p_[i]; }
+  uint32_t operator[](uint64_t i) const { return p_[i]; }
+
+ private:
+  struct free_deleter {
+    void operator()(uint32_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint32_t[], free_deleter> p_;
+  uint64_t n_ = 0;
+};
+
 // A shm segment or a file, with its page cache. Pages enter the cache on first fault and
 // stay (no reclaim is modelled; see phys.h).
 struct mem_object {
@@ -27,8 +53,8 @@ struct mem_object {
   uint64_t nr_resident = 0;
   // Per page, where struct page keeps them (rmap.h): PTEs mapping it, and the pte_chain
   // head + 1 (allocated only under the pte_chain scheme).
-  std::vector<uint32_t> mapcount;
-  std::vector<uint32_t> chain;
+  page_field mapcount;
+  page_field chain;
   [[nodiscard]] bool is_resident(uint64_t pg) const { return (resident[pg >> 6] >> (pg & 63)) & 1; }
 };
 

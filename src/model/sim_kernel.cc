@@ -55,8 +55,8 @@ result<std::unique_ptr<sim_kernel>> sim_kernel::create(const machine_decl& m, co
     obj.nr_pages = div_round_up(o.size, 4096);
     obj.resident.assign(div_round_up(obj.nr_pages, 64) + 1, 0);
     if (p.rmap.scheme == rmap_scheme::pte_chain) {  // struct page's rmap fields (rmap.h)
-      obj.mapcount.assign(obj.nr_pages, 0);
-      obj.chain.assign(obj.nr_pages, 0);
+      obj.mapcount.assign_zero(obj.nr_pages);
+      obj.chain.assign_zero(obj.nr_pages);
     }
     k->objects.push_back(std::move(obj));
   }
