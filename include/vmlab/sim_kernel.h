@@ -98,6 +98,8 @@ class sim_kernel {
   [[nodiscard]] size_t host_bytes() const;
 
  private:
+  // Tests of check_invariants() damage the state on purpose (tests/model/check_test.cc).
+  friend struct sim_kernel_internals;
   explicit sim_kernel(std::unique_ptr<kernel> k);
   std::unique_ptr<kernel> k_;
 };

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
-#include <new>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
