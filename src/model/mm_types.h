@@ -30,9 +30,8 @@ class page_field {
   void assign_zero(uint64_t n) {
     p_.reset(static_cast<uint32_t*>(std::calloc(n, sizeof(uint32_t))));
     if (n && !p_) throw std::bad_alloc();
-    n_ = n;
   }
-  [[nodiscard]] bool empty() const { return n_ == 0; }
+  [[nodiscard]] bool empty() const { return !p_; }  // never assigned: the scheme keeps no such field
   uint32_t& operator[](uint64_t i) { return p_[i]; }
   uint32_t operator[](uint64_t i) const { return p_[i]; }
 
@@ -41,7 +40,6 @@ class page_field {
     void operator()(uint32_t* p) const { std::free(p); }
   };
   std::unique_ptr<uint32_t[], free_deleter> p_;
-  uint64_t n_ = 0;
 };
 
 // A shm segment or a file, with its page cache. Pages enter the cache on first fault and
