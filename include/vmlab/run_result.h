@@ -84,6 +84,11 @@ struct sample {
   // since the live engine's baseline, with active_objs/num_objs as signed deltas clamped at 0.
   std::vector<slab_row> slabs;
   std::vector<slab_row> slabs_workload;
+  // Live: why a system-wide figure of this sample cannot be trusted, with the evidence
+  // ("" = it can). Other processes changed page tables (or slab objects) while the
+  // workload's figure was being read, so the workload's share is not measurable here.
+  std::string page_tables_busy;
+  std::string slabs_busy;
 };
 
 // The maxima the seeds quote.
@@ -116,8 +121,30 @@ struct op_failure {
   std::string error;     // e.g. "ENOMEM: out of memory (page-table page, zone Normal)"
 };
 
+// A remark an engine attaches to a result, as data: how a figure was measured, what the
+// engine could not isolate or chose to simplify, what it saw of the host. `id` is stable
+// (tests and tools match on it); `text` is one line; `detail` is the long form
+// (--verbose). A finding is something that happened in this run (the host was busy, a
+// figure was clamped); the other notes describe the method and are the same every run.
+struct note {
+  std::string id;
+  std::string text;
+  std::string detail;
+  bool finding = false;
+  bool operator==(const note&) const = default;
+};
+
+// Appends n unless a note with the same id is already there.
+inline void add_note(std::vector<note>& notes, note n) {
+  for (const note& x : notes)
+    if (x.id == n.id) return;
+  notes.push_back(std::move(n));
+}
+
 struct run_result {
-  static constexpr int kSchemaVersion = 1;
+  // 2: notes are objects {id, text, detail, finding}; live samples may carry
+  // page_tables_busy / slabs_busy.
+  static constexpr int kSchemaVersion = 2;
   std::string engine;    // "sim" or "live"
   std::string scenario;  // source path or built-in name
   std::string profile;   // kernel profile name
@@ -127,7 +154,7 @@ struct run_result {
   std::vector<sample> samples;  // in op order; the last one is "end"
   peaks peak;
   std::vector<op_failure> failures;
-  std::vector<std::string> notes;  // what the engine could not isolate or chose to simplify
+  std::vector<note> notes;  // what the engine could not isolate or chose to simplify
   // /proc/slabinfo format of the profile's kernel: "2.0" (2.6.0-2.6.9) or "2.1" (2.6.10+);
   // "1.1" for 2.5 (printed with the 2.0 columns; see docs/decisions.md).
   std::string slabinfo_version;

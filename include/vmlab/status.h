@@ -5,6 +5,13 @@
 // throwing, so that no exception crosses a library boundary and every error reaches the
 // CLI with the code that decides the exit status. OK carries no message.
 //
+// The codes keep apart what callers must treat differently: malformed input (the run
+// never starts), the simulated kernel's refusal of one op (a finding: the run ends there
+// and reports it), the host failing us (a fork, a /proc read), and a signal that stopped
+// a live run. Exit statuses: 0 ok; 1 a check failed or the simulated kernel refused an
+// op; 2 bad input or usage; 3 the host failed; 128 + N interrupted by signal N (130 for
+// SIGINT, 143 for SIGTERM, as shells report it).
+//
 // A status may carry a source location (file, line, column and the text of that line);
 // to_string() then prints "file:line:col: message" followed by the line and a caret, as
 // ninja does.
@@ -22,7 +29,9 @@ enum class status_code : uint8_t {
   ok = 0,
   invalid_argument,  // bad input or usage: exit 2
   not_supported,     // the request is valid but this engine/host cannot do it: exit 2
-  io_error,          // the host failed us (fork, mmap, /proc): exit 2
+  refused,           // the simulated kernel said no (ENOMEM, EEXIST, SIGSEGV, ...): exit 1
+  io_error,          // the host failed us (fork, mmap, /proc): exit 3
+  interrupted,       // a signal stopped a live run (cleaned up): exit 128 + signal
   check_failed,      // a check the user asked for failed (validate tolerance): exit 1
 };
 
@@ -38,13 +47,21 @@ class status {
   status() = default;
   static status invalid_argument(std::string msg) { return {status_code::invalid_argument, std::move(msg)}; }
   static status not_supported(std::string msg) { return {status_code::not_supported, std::move(msg)}; }
+  // The simulated kernel's answer to an op, in its words: "ENOMEM: ...", "SIGSEGV: ...".
+  static status refused(std::string msg) { return {status_code::refused, std::move(msg)}; }
   static status io_error(std::string msg) { return {status_code::io_error, std::move(msg)}; }
+  static status interrupted(int signal, std::string msg) {
+    status s{status_code::interrupted, std::move(msg)};
+    s.signal_ = signal;
+    return s;
+  }
   static status check_failed(std::string msg) { return {status_code::check_failed, std::move(msg)}; }
 
   [[nodiscard]] bool ok() const { return code_ == status_code::ok; }
   [[nodiscard]] status_code code() const { return code_; }
   [[nodiscard]] const std::string& message() const { return msg_; }
   [[nodiscard]] const std::optional<source_location>& where() const { return where_; }
+  [[nodiscard]] int signal() const { return signal_; }  // interrupted: the signal number
 
   // Returns a copy that points at a place in a source file.
   [[nodiscard]] status at(source_location loc) const {
@@ -54,12 +71,13 @@ class status {
   }
   // "file:line:col: message", then the source line and a caret when known.
   [[nodiscard]] std::string to_string() const;
-  // The process exit status for this code (0, 1 or 2).
+  // The process exit status for this code (0, 1, 2, 3 or 128 + signal).
   [[nodiscard]] int exit_code() const;
 
  private:
   status(status_code c, std::string m) : code_(c), msg_(std::move(m)) {}
   status_code code_ = status_code::ok;
+  int signal_ = 0;
   std::string msg_;
   std::optional<source_location> where_;
 };

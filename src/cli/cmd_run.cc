@@ -11,7 +11,7 @@ namespace vmlab::cli {
 action add_run(CLI::App& app) {
   struct opts {
     std::string scenario, trace, engine = "sim", max_memory;
-    bool json = false, check = false, slabinfo = false;
+    bool json = false, check = false, slabinfo = false, verbose = false, no_wait = false;
   };
   auto o = std::make_shared<opts>();
   app.add_option("scenario", o->scenario, "Scenario file or built-in name (e.g. validate/anon-64m)");
@@ -25,6 +25,8 @@ action add_run(CLI::App& app) {
       ->excludes(json);
   app.add_flag("--check", o->check, "Recount the model's accounting from scratch after every op (slow)");
   app.add_option("--max-memory", o->max_memory, "Live engine: refuse workloads needing more (default: half of MemAvailable)");
+  app.add_flag("--no-wait", o->no_wait, "Live engine: refuse, rather than wait, when another live run is measuring");
+  app.add_flag("-v,--verbose", o->verbose, "Print each note's long form");
   return [o]() -> int {
     if (o->scenario.empty() == o->trace.empty())
       return report_error(status::invalid_argument("give exactly one of SCENARIO or --trace FILE"));
@@ -36,7 +38,11 @@ action add_run(CLI::App& app) {
     } else {
       auto mem = parse_memory_option(o->max_memory);
       if (!mem.ok()) return report_error(mem.error());
-      r = run_live(in.value(), live_options{mem.value()});
+      live_options lo;
+      lo.max_memory = mem.value();
+      lo.no_wait = o->no_wait;
+      lo.say = say_to_stderr;
+      r = run_live(in.value(), lo);
     }
     if (!r.ok()) return report_error(r.error());
     if (o->json) {
@@ -46,7 +52,7 @@ action add_run(CLI::App& app) {
       if (!text.ok()) return report_error(text.error());
       std::cout << text.value();
     } else {
-      std::cout << format_table(r.value());
+      std::cout << format_table(r.value(), o->verbose);
     }
     // A run the simulated (or real) kernel cut short is a finding, not a success.
     return r->failures.empty() ? 0 : 1;

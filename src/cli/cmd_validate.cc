@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "engine/engine.h"
+#include "engine/live/host_state.h"
 #include "report/report.h"
 #include "workload/builtin.h"
 
@@ -14,12 +15,14 @@ action add_validate(CLI::App& app) {
   struct opts {
     std::vector<std::string> scenarios;
     std::string max_memory;
-    bool json = false;
+    bool json = false, no_wait = false, verbose = false;
   };
   auto o = std::make_shared<opts>();
   app.add_option("scenarios", o->scenarios, "Scenarios to validate (default: every built-in validate/ scenario)");
   app.add_flag("--json", o->json, "Print the cases as JSON");
   app.add_option("--max-memory", o->max_memory, "Refuse scenarios needing more host memory than this");
+  app.add_flag("--no-wait", o->no_wait, "Refuse, rather than wait, when another live run is measuring");
+  app.add_flag("-v,--verbose", o->verbose, "Print each note's long form");
   return [o]() -> int {
     auto mem = parse_memory_option(o->max_memory);
     if (!mem.ok()) return report_error(mem.error());
@@ -28,9 +31,18 @@ action add_validate(CLI::App& app) {
       for (const auto& b : builtin_scenarios())
         if (b.name.substr(0, 9) == "validate/") names.emplace_back(b.name);
     std::vector<validate_case> cases;
-    std::vector<std::string> notes;
+    std::vector<note> notes;
     const auto host = host_profile_overrides();
-    for (const auto& [k, v] : host) notes.push_back("sim profile override from the host: " + k + "=" + v);
+    for (const auto& [k, v] : host)
+      add_note(notes, {"validate.host_override." + k, "sim profile override from the host: " + k + "=" + v, "", false});
+    // The whole matrix measures as one live run: a second `vmlab validate` waits for it
+    // rather than interleaving its runs with ours (live/host_state.h).
+    auto lock = live::live_lock::acquire(o->no_wait ? live::live_lock::mode::no_wait : live::live_lock::mode::wait,
+                                         say_to_stderr);
+    if (!lock.ok()) return report_error(lock.error());
+    live_options lo;
+    lo.max_memory = mem.value();
+    lo.say = say_to_stderr;
     for (const auto& name : names) {
       auto in = load_input(name, false);
       if (!in.ok()) return report_error(in.error());
@@ -39,22 +51,28 @@ action add_validate(CLI::App& app) {
       for (const auto& kv : host) s.machine.overrides.push_back(kv);
       auto sim = run_sim(s);
       if (!sim.ok()) return report_error(sim.error());
-      auto live = run_live(s, live_options{mem.value()});
+      auto live = run_live(s, lo);
       if (!live.ok()) return report_error(live.error());
       auto c = compare_results(name, sim.value(), live.value());
       cases.insert(cases.end(), c.begin(), c.end());
       // The live engine explains its method in notes; say each once, not per scenario.
-      for (const auto& n : live->notes)
-        if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
+      // Method notes once; what happened in a run (a finding) once per scenario, saying which.
+      for (note n : live->notes) {
+        if (n.finding) {
+          n.id += "@" + name;
+          n.text = name + ": " + n.text;
+        }
+        add_note(notes, std::move(n));
+      }
       if (!o->json)
         std::cerr << name << ": sim " << sim->wall_seconds << " s, live " << live->wall_seconds << " s\n";
     }
     size_t failed = 0;
-    for (const auto& c : cases) failed += !c.ok;
+    for (const auto& c : cases) failed += c.failed();
     if (o->json)
       std::cout << to_json(cases, notes).dump(2) << "\n";
     else
-      std::cout << format_validate_table(cases);
+      std::cout << format_validate_table(cases) << "\n" << format_notes(notes, o->verbose);
     return failed ? 1 : 0;
   };
 }

@@ -19,6 +19,7 @@ action add_validate(CLI::App& app);
 action add_profiles(CLI::App& app);
 action add_scenarios(CLI::App& app);
 action add_seeds(CLI::App& app);
+action add_cleanup(CLI::App& app);
 
 // Prints "vmlab: error: ..." (with file:line:col and a caret when known); returns the
 // exit status the status calls for.
@@ -26,6 +27,9 @@ int report_error(const status& s);
 
 // A scenario (path or built-in name) or, with as_trace, a trace file.
 result<op_stream> load_input(const std::string& what, bool as_trace);
+
+// "vmlab: <message>" on stderr: what a live run tells the user while it goes on.
+void say_to_stderr(const std::string& message);
 
 // Parses "64MiB"-style --max-memory values; 0 when empty.
 result<bytes> parse_memory_option(const std::string& text);

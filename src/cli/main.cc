@@ -18,6 +18,8 @@ result<op_stream> load_input(const std::string& what, bool as_trace) {
   return as_trace ? load_trace(what) : load_scenario(what);
 }
 
+void say_to_stderr(const std::string& message) { std::cerr << "vmlab: " << message << "\n"; }
+
 result<bytes> parse_memory_option(const std::string& text) {
   if (text.empty()) return bytes{0};
   auto r = parse_size(text);
@@ -40,6 +42,7 @@ const command kCommands[] = {
     {"trace", "Write a scenario's op stream as a trace file", add_trace},
     {"profiles", "List the kernel profiles and what each counts", add_profiles},
     {"scenarios", "List the built-in scenarios", add_scenarios},
+    {"cleanup", "Undo what a killed live run left on this host (settings it changed, stray workers)", add_cleanup},
 };
 
 }  // namespace

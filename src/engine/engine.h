@@ -2,6 +2,7 @@
 // which engine produced what they print.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,14 @@ result<run_result> run_sim(const op_stream& s, const sim_options& opt = {});
 struct live_options {
   // Refuse a workload whose simulated peak memory exceeds this (0 = half of MemAvailable).
   bytes max_memory = 0;
+  // When another live run holds the host (live/host_state.h): wait for it, or refuse.
+  bool no_wait = false;
+  // Where file objects are created (unnamed: O_TMPFILE). Must be on a disk filesystem for
+  // file pages to be file pages (on tmpfs they are shmem).
+  std::string file_dir = "/var/tmp";
+  // Messages for the user while the run goes on (waiting for the lock, what a killed
+  // earlier run left that this one put back); nullptr: none.
+  std::function<void(const std::string&)> say;
 };
 
 // Runs the op stream as real processes on this host (see live/live_engine.h).

@@ -4,14 +4,18 @@
 #include <map>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "engine/engine.h"
 #include "report/report.h"
 
 namespace vmlab {
 namespace {
 
+std::string percent(double rel) { return fmt::format("{:g}%", rel * 100); }
+
 validate_case make_case(const std::string& scenario, const std::string& figure, const std::string& at, uint32_t pid,
-                        double sim, double live, double rel_tol, double abs_tol) {
+                        double sim, double live, double rel_tol, double abs_tol, std::string rule) {
   validate_case c;
   c.scenario = scenario;
   c.figure = figure;
@@ -22,7 +26,8 @@ validate_case make_case(const std::string& scenario, const std::string& figure, 
   const double diff = std::fabs(sim - live);
   c.rel_error = diff / std::max(std::fabs(live), 1.0);
   c.tolerance = std::max(rel_tol * std::fabs(live), abs_tol);
-  c.ok = diff <= c.tolerance;
+  c.tolerance_rule = std::move(rule);
+  c.v = diff <= c.tolerance ? verdict::ok : verdict::fail;
   return c;
 }
 
@@ -48,9 +53,16 @@ void compare_slabs(const std::string& scenario, const sample& s, const sample& l
     const uint32_t per_slab = host ? host->objperslab : sr->objperslab;
     const double slack = double(tol.slab_slabs_per_cpu) * double(per_slab) * double(cpus);
     validate_case c = make_case(scenario, std::string("slab ") + cache, s.name, 0, double(sr->active_objs),
-                                lr ? double(lr->active_objs) : -1.0, tol.slab_rel, slack);
+                                lr ? double(lr->active_objs) : -1.0, tol.slab_rel, slack,
+                                fmt::format("{} or {} slabs/CPU", percent(tol.slab_rel), tol.slab_slabs_per_cpu));
     c.unit = "objects";
-    if (!lr) c.ok = false;  // the live run could not isolate the workload's share (see its notes)
+    if (!l.slabs_busy.empty()) {
+      c.v = verdict::not_measurable;
+      c.why = l.slabs_busy;
+    } else if (!lr) {
+      c.v = verdict::fail;  // the live run could not isolate the workload's share (see its notes)
+      c.why = "the live run has no slabs_workload for this sample (see its notes)";
+    }
     out.push_back(c);
   }
 }
@@ -60,12 +72,16 @@ void compare_slabs(const std::string& scenario, const sample& s, const sample& l
 std::vector<validate_case> compare_results(const std::string& scenario, const run_result& sim, const run_result& live,
                                            const tolerances& tol) {
   std::vector<validate_case> out;
+  const std::string proc_rule = fmt::format("{} or {} kB", percent(tol.proc_rel), tol.proc_abs / 1024);
+  const std::string system_rule =
+      tol.system_abs ? fmt::format("{} or {} kB", percent(tol.system_rel), tol.system_abs / 1024) : percent(tol.system_rel);
   for (size_t i = 0; i < sim.samples.size(); ++i) {
     const sample& s = sim.samples[i];
     const sample* l = i < live.samples.size() && live.samples[i].name == s.name ? &live.samples[i] : nullptr;
     if (!l) {
-      validate_case c = make_case(scenario, "sample_missing_in_live", s.name, 0, 1, 0, 0, 0);
-      c.ok = false;
+      validate_case c = make_case(scenario, "sample_missing_in_live", s.name, 0, 1, 0, 0, 0, "");
+      c.v = verdict::fail;
+      c.why = "the live run did not reach this sample";
       out.push_back(c);
       continue;
     }
@@ -75,12 +91,20 @@ std::vector<validate_case> compare_results(const std::string& scenario, const ru
       auto it = live_procs.find(p.pid);
       const double lv = it == live_procs.end() ? -1.0 : double(it->second->vmpte_workload);
       validate_case c = make_case(scenario, "VmPTE_growth", s.name, p.pid, double(p.vmpte_workload), lv, tol.proc_rel,
-                                  double(tol.proc_abs));
-      if (lv < 0) c.ok = false;
+                                  double(tol.proc_abs), proc_rule);
+      if (lv < 0) {
+        c.v = verdict::fail;
+        c.why = "the process is missing from the live sample";
+      }
       out.push_back(c);
     }
-    out.push_back(make_case(scenario, "PageTables_growth", s.name, 0, double(s.page_tables_workload),
-                            double(l->page_tables_workload), tol.system_rel, double(tol.system_abs)));
+    validate_case pt = make_case(scenario, "PageTables_growth", s.name, 0, double(s.page_tables_workload),
+                                 double(l->page_tables_workload), tol.system_rel, double(tol.system_abs), system_rule);
+    if (!l->page_tables_busy.empty()) {
+      pt.v = verdict::not_measurable;
+      pt.why = l->page_tables_busy;
+    }
+    out.push_back(pt);
     if (s.name == "end") compare_slabs(scenario, s, *l, tol, out);
   }
   return out;

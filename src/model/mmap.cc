@@ -153,7 +153,7 @@ result<vaddr> get_unmapped_area(const kernel& k, const mm_struct& mm, bytes len,
   if (k.prof.layout == mmap_layout::legacy)
     why += " (the legacy layout searches upwards from TASK_UNMAPPED_BASE 0x" + fmt_hex(k.prof.mmap_base) +
            " to TASK_SIZE 0x" + fmt_hex(task_size) + "; a larger mapping needs a fixed address)";
-  return status::io_error(why);
+  return status::refused(why);
 }
 
 // mm_populate() for MAP_LOCKED: write faults on private writable VMAs, read faults else.
@@ -178,15 +178,15 @@ vm_area_struct* find_vma(mm_struct& mm, vaddr addr) {
 }
 
 result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
-  if (o.len == 0 || (o.len & 4095)) return status::invalid_argument("EINVAL: mmap length must be a non-zero multiple of 4096");
+  if (o.len == 0 || (o.len & 4095)) return status::refused("EINVAL: mmap length must be a non-zero multiple of 4096");
   if (o.len > k.prof.paging.task_size - kMmapMinAddr)
-    return status::io_error("ENOMEM: mapping of " + std::to_string(o.len) + " bytes is larger than the address space");
+    return status::refused("ENOMEM: mapping of " + std::to_string(o.len) + " bytes is larger than the address space");
   vaddr addr;
   if (o.fixed) {
     if ((o.addr & 4095) || o.addr < kMmapMinAddr || o.addr + o.len > k.prof.paging.task_size || o.addr + o.len < o.addr)
-      return status::io_error("EINVAL: fixed mapping [" + std::to_string(o.addr) + ", +" + std::to_string(o.len) +
+      return status::refused("EINVAL: fixed mapping [" + std::to_string(o.addr) + ", +" + std::to_string(o.len) +
                               ") lies outside user space");
-    if (overlaps(mm, o.addr, o.addr + o.len)) return status::io_error("EEXIST: fixed mapping overlaps an existing mapping");
+    if (overlaps(mm, o.addr, o.addr + o.len)) return status::refused("EEXIST: fixed mapping overlaps an existing mapping");
     addr = o.addr;
   } else {
     auto r = get_unmapped_area(k, mm, o.len, o.align, o.phase_off);
@@ -244,7 +244,7 @@ status do_munmap(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
 status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t prot) {
   for (vaddr a = start; a < end;) {
     vm_area_struct* v = find_vma(mm, a);
-    if (!v) return status::io_error("ENOMEM: mprotect range includes unmapped pages");
+    if (!v) return status::refused("ENOMEM: mprotect range includes unmapped pages");
     a = v->vm_end;
   }
   if (status s = split_at(k, mm, start); !s.ok()) return s;
@@ -272,11 +272,11 @@ status do_madvise_dontneed(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
       a = it->second.vm_start;
       continue;
     }
-    if (v->locked) return status::io_error("EINVAL: MADV_DONTNEED on a locked (VM_LOCKED) mapping");
+    if (v->locked) return status::refused("EINVAL: MADV_DONTNEED on a locked (VM_LOCKED) mapping");
     zap_range(k, mm, *v, std::max(a, v->vm_start), std::min(end, v->vm_end), /*reclaim_pt=*/true);
     a = v->vm_end;
   }
-  if (unmapped) return status::io_error("ENOMEM: madvise range includes unmapped pages");
+  if (unmapped) return status::refused("ENOMEM: madvise range includes unmapped pages");
   return {};
 }
 

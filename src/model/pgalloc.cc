@@ -74,7 +74,7 @@ status oom_status(const kernel& k, const char* what, gfp_zone g) {
     msg += std::string("every zone is full (") + std::to_string(pm.used()) + " of " + std::to_string(pm.total_pages()) +
            " pages in use: " + uses([&](page_use u) { return pm.used(u); }) + ")";
   }
-  return status::io_error(msg + "; the kernel would invoke the OOM killer");
+  return status::refused(msg + "; the kernel would invoke the OOM killer");
 }
 
 uint64_t boot_reserved_pages(const kernel_profile& p, uint64_t total_pages) {

@@ -85,9 +85,9 @@ result<std::pair<vaddr, vaddr>> resolve(mm_struct& mm, uint32_t map, bytes off, 
 status check_access(mm_struct& mm, vaddr start, vaddr end, uint8_t need) {
   for (vaddr a = start; a < end;) {
     vm_area_struct* v = find_vma(mm, a);
-    if (!v) return status::io_error("SIGSEGV: access to unmapped address 0x" + fmt_hex(a));
+    if (!v) return status::refused("SIGSEGV: access to unmapped address 0x" + fmt_hex(a));
     if ((v->prot & need) != need)
-      return status::io_error(std::string("SIGSEGV: ") + (need & prot_write ? "write" : "read") +
+      return status::refused(std::string("SIGSEGV: ") + (need & prot_write ? "write" : "read") +
                               " access to a protected page at 0x" + fmt_hex(a));
     a = v->vm_end;
   }
@@ -151,7 +151,7 @@ result<vaddr> sim_kernel::mmap(const op& o) {
   if (o.object >= 0) {
     const mem_object& obj = k_->objects[o.object];
     if ((o.obj_off & 4095) || o.obj_off + o.len > obj.nr_pages * 4096)
-      return status::io_error("EINVAL: mapping extends beyond the end of the object (SIGBUS on access)");
+      return status::refused("EINVAL: mapping extends beyond the end of the object (SIGBUS on access)");
   }
   return do_mmap(*k_, *mm, o);
 }

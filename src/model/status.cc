@@ -28,9 +28,14 @@ std::string status::to_string() const {
 int status::exit_code() const {
   switch (code_) {
     case status_code::ok: return 0;
-    case status_code::check_failed: return 1;
-    default: return 2;
+    case status_code::check_failed:
+    case status_code::refused: return 1;
+    case status_code::invalid_argument:
+    case status_code::not_supported: return 2;
+    case status_code::io_error: return 3;
+    case status_code::interrupted: return 128 + signal_;
   }
+  return 2;
 }
 
 }  // namespace vmlab

@@ -74,6 +74,18 @@ nlohmann::json sample_json(const sample& s) {
   if (s.mi_known) j["meminfo"] = meminfo_json(s.mi, false);
   if (!s.slabs.empty()) j["slabs"] = slabs_json(s.slabs);
   if (!s.slabs_workload.empty()) j["slabs_workload"] = slabs_json(s.slabs_workload);
+  if (!s.page_tables_busy.empty()) j["page_tables_busy"] = s.page_tables_busy;
+  if (!s.slabs_busy.empty()) j["slabs_busy"] = s.slabs_busy;
+  return j;
+}
+
+nlohmann::json notes_json(const std::vector<note>& notes) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const note& n : notes) {
+    nlohmann::json x = {{"id", n.id}, {"text", n.text}, {"finding", n.finding}};
+    if (!n.detail.empty()) x["detail"] = n.detail;
+    j.push_back(std::move(x));
+  }
   return j;
 }
 
@@ -179,12 +191,21 @@ nlohmann::json to_json(const run_result& r) {
   if (!r.slabinfo_version.empty()) j["slabinfo_version"] = r.slabinfo_version;
   if (!r.vmpte_line) j["vmpte_line"] = false;
   if (!r.rmap.empty()) j["rmap"] = r.rmap;
-  j["notes"] = r.notes;
+  j["notes"] = notes_json(r.notes);
   j["timing"] = {{"wall_seconds", r.wall_seconds}, {"cpu_seconds", r.cpu_seconds}};
   return j;
 }
 
-std::string format_table(const run_result& r) {
+std::string format_notes(const std::vector<note>& notes, bool verbose) {
+  std::string out;
+  for (const note& n : notes) {
+    out += fmt::format("note: {}\n", n.text);
+    if (verbose && !n.detail.empty()) out += fmt::format("      {}\n", n.detail);
+  }
+  return out;
+}
+
+std::string format_table(const run_result& r, bool verbose) {
   std::string out = fmt::format("vmlab run {}  engine: {}  kernel: {}\n", r.scenario, r.engine, r.profile);
   out += fmt::format("ops applied: {}   faults: {}", r.ops_applied, r.faults);
   if (r.engine == "sim") out += fmt::format(" (COW copies: {})", r.cow_faults);
@@ -220,7 +241,7 @@ std::string format_table(const run_result& r) {
   out += format_slabs(r);
   for (const auto& f : r.failures)
     out += fmt::format("\nRUN ENDED EARLY at op {} `{}`:\n  {}\n", f.op_index, f.op_text, f.error);
-  for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
+  if (!r.notes.empty()) out += "\n" + format_notes(r.notes, verbose);
   return out;
 }
 
@@ -243,18 +264,32 @@ result<std::string> format_slabinfo(const run_result& r) {
   return out;
 }
 
-nlohmann::json to_json(const std::vector<validate_case>& cases, const std::vector<std::string>& notes) {
+const char* verdict_name(verdict v) {
+  switch (v) {
+    case verdict::ok: return "ok";
+    case verdict::fail: return "FAIL";
+    case verdict::not_measurable: return "not measurable";
+  }
+  return "?";
+}
+
+nlohmann::json to_json(const std::vector<validate_case>& cases, const std::vector<note>& notes) {
   nlohmann::json j;
   j["schema_version"] = run_result::kSchemaVersion;
   j["cases"] = nlohmann::json::array();
-  size_t failed = 0;
+  size_t failed = 0, unmeasured = 0;
   for (const auto& c : cases) {
-    j["cases"].push_back({{"scenario", c.scenario}, {"metric", c.metric()}, {"unit", c.unit}, {"sim", c.sim},
-                          {"live", c.live}, {"rel_error", c.rel_error}, {"tolerance", c.tolerance}, {"ok", c.ok}});
-    failed += !c.ok;
+    nlohmann::json x = {{"scenario", c.scenario}, {"metric", c.metric()}, {"unit", c.unit}, {"sim", c.sim},
+                        {"live", c.live}, {"rel_error", c.rel_error}, {"tolerance", c.tolerance},
+                        {"tolerance_rule", c.tolerance_rule}, {"verdict", verdict_name(c.v)}, {"ok", c.v == verdict::ok}};
+    if (!c.why.empty()) x["why"] = c.why;
+    j["cases"].push_back(std::move(x));
+    failed += c.failed();
+    unmeasured += c.v == verdict::not_measurable;
   }
   j["failed"] = failed;
-  j["notes"] = notes;
+  j["not_measurable"] = unmeasured;
+  j["notes"] = notes_json(notes);
   return j;
 }
 
@@ -262,30 +297,58 @@ std::string validate_case::metric() const {
   return pid ? fmt::format("{}[pid={}]@{}", figure, pid, at) : fmt::format("{}@{}", figure, at);
 }
 
+namespace {
+
+// The difference live - sim in the case's unit, signed.
+std::string signed_in_unit(const std::string& unit, double v) {
+  const double x = unit == "bytes" ? v / 1024 : v;
+  return fmt::format("{:+.0f}{}", x, unit == "bytes" ? " kB" : "");
+}
+
+// How bad a case is, for choosing the one row shown of a group: failures first, then
+// the largest difference relative to its tolerance.
+double badness(const validate_case& c) {
+  const double over = std::fabs(c.sim - c.live) / std::max(c.tolerance, 1.0);
+  return c.v == verdict::fail ? 1e9 + over : c.v == verdict::not_measurable ? 1e6 + over : over;
+}
+
+}  // namespace
+
 std::string format_validate_table(const std::vector<validate_case>& cases) {
-  std::string out = fmt::format("{:<30} {:<12} {:<26} {:>12} {:>12} {:>8}  {}\n", "scenario", "sample", "figure", "sim", "live",
-                                "rel.err", "");
-  size_t failed = 0;
+  std::string out = fmt::format("{:<30} {:<12} {:<28} {:>12} {:>12} {:>10}  {:<28} {}\n", "scenario", "sample", "figure",
+                                "sim", "live", "live-sim", "tolerance", "verdict");
+  size_t counts[3] = {0, 0, 0};
+  std::vector<const validate_case*> unmeasured;
   for (size_t i = 0; i < cases.size();) {
     // Collapse consecutive cases of the same scenario, sample and figure: show the worst.
-    size_t j = i, worst = i, n_bad = 0;
+    size_t j = i, worst = i;
+    size_t n_by[3] = {0, 0, 0};
     for (; j < cases.size() && cases[j].scenario == cases[i].scenario && cases[j].at == cases[i].at &&
            cases[j].figure == cases[i].figure; ++j) {
-      if (!cases[j].ok) ++n_bad;
-      const bool worse = cases[worst].ok && !cases[j].ok;
-      if (worse || (cases[j].ok == cases[worst].ok && std::abs(cases[j].sim - cases[j].live) > std::abs(cases[worst].sim - cases[worst].live)))
-        worst = j;
+      ++n_by[static_cast<int>(cases[j].v)];
+      if (badness(cases[j]) > badness(cases[worst])) worst = j;
     }
     const validate_case& c = cases[worst];
     std::string fig = c.figure;
     if (j - i > 1) fig += fmt::format(" (worst of {})", j - i);
     else if (c.pid) fig += fmt::format(" (pid {})", c.pid);
-    out += fmt::format("{:<30} {:<12} {:<26} {:>12} {:>12} {:>7.3f}%  {}\n", c.scenario, c.at, fig, in_unit(c.unit, c.sim),
-                       in_unit(c.unit, c.live), c.rel_error * 100, n_bad ? fmt::format("FAIL ({})", n_bad) : "ok");
-    failed += n_bad;
+    std::string v = verdict_name(c.v);
+    if (n_by[1] > 1) v += fmt::format(" ({} of {})", n_by[1], j - i);
+    const bool measured = c.v != verdict::not_measurable;
+    out += fmt::format("{:<30} {:<12} {:<28} {:>12} {:>12} {:>10}  {:<28} {}\n", c.scenario, c.at, fig,
+                       in_unit(c.unit, c.sim), measured ? in_unit(c.unit, c.live) : "-",
+                       measured ? signed_in_unit(c.unit, c.live - c.sim) : "-",
+                       c.tolerance_rule.empty() ? fmt::format("±{}", in_unit(c.unit, c.tolerance))
+                                                : fmt::format("±{} ({})", in_unit(c.unit, c.tolerance), c.tolerance_rule),
+                       v);
+    for (int k = 0; k < 3; ++k) counts[k] += n_by[k];
+    if (!measured) unmeasured.push_back(&c);
     i = j;
   }
-  out += fmt::format("\n{} figures compared, {} outside tolerance\n", cases.size(), failed);
+  out += fmt::format("\n{} figures compared: {} ok, {} FAIL, {} not measurable on this host\n", cases.size(), counts[0],
+                     counts[1], counts[2]);
+  for (const validate_case* c : unmeasured)
+    out += fmt::format("  not measurable: {} {}: {}\n", c->scenario, c->metric(), c->why);
   return out;
 }
 

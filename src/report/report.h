@@ -20,12 +20,18 @@ nlohmann::json to_json(const run_result& r);
 // result carries them: the profile's /proc/meminfo lines per sample and their maxima (free
 // memory: minima), and the slab caches at the end and at their maxima (sim) or the host's
 // rows and their growth (live).
-std::string format_table(const run_result& r);
+std::string format_table(const run_result& r, bool verbose = false);
 
 // /proc/slabinfo of the end sample in the profile's format (r.slabinfo_version), then the
 // same rows for the maxima over the run under "# maxima over the run". invalid_argument
 // when the result has no slab rows or an unknown slabinfo version.
 result<std::string> format_slabinfo(const run_result& r);
+
+// What `vmlab validate` concluded about one figure. not_measurable: the live run could not
+// measure it on this host (other processes changed the system-wide figure meanwhile); it
+// is neither ok nor a failure, and `why` holds the live run's evidence.
+enum class verdict : uint8_t { ok, fail, not_measurable };
+const char* verdict_name(verdict v);  // "ok", "FAIL", "not measurable"
 
 // One compared figure of `vmlab validate`.
 struct validate_case {
@@ -38,12 +44,20 @@ struct validate_case {
   double sim = 0;       // in `unit`
   double live = 0;      // in `unit`
   double rel_error = 0; // |sim - live| / max(live, 1)
-  double tolerance = 0; // `unit`s allowed
-  bool ok = true;
+  double tolerance = 0; // `unit`s allowed: |sim - live| <= tolerance is ok
+  std::string tolerance_rule;  // how it was set, e.g. "1% or 8 kB"
+  verdict v = verdict::ok;
+  std::string why;      // not_measurable (or a failure without figures): the evidence
+  [[nodiscard]] bool failed() const { return v == verdict::fail; }
 };
 
-nlohmann::json to_json(const std::vector<validate_case>& cases, const std::vector<std::string>& notes);
-// One row per scenario, sample and figure; per-process figures show the worst process.
+nlohmann::json to_json(const std::vector<validate_case>& cases, const std::vector<note>& notes);
+// One row per scenario, sample and figure with both figures, their difference, the
+// tolerance and the verdict; per-process figures show the worst process. Then a count of
+// each verdict, and for figures not measurable the evidence.
 std::string format_validate_table(const std::vector<validate_case>& cases);
+
+// The notes of a result, one line each (with `verbose`, each followed by its long form).
+std::string format_notes(const std::vector<note>& notes, bool verbose);
 
 }  // namespace vmlab

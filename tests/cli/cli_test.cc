@@ -258,7 +258,7 @@ TEST_F(CliUsage, MissingTraceFileAndUnwritableOutputAreErrors) {
 
   const std::string out = tmp_.path("no/such/dir/x.trace");
   const auto w = run_vmlab({"trace", "validate/anon-64m", "-o", out});
-  EXPECT_EQ(w.exit_code, 2);
+  EXPECT_EQ(w.exit_code, 3);  // the host failed us, not the input
   EXPECT_EQ(w.err, "vmlab: error: cannot write " + out + "\n");
   EXPECT_FALSE(fs::exists(out));
 }
@@ -426,7 +426,7 @@ TEST_F(CliRun, Anon64mJson) {
   EXPECT_EQ(r.err, "");
   const json j = parse_json(r.out);
   ASSERT_TRUE(j.is_object());
-  EXPECT_EQ(j.at("schema_version"), 1);
+  EXPECT_EQ(j.at("schema_version"), 2);
   EXPECT_EQ(j.at("engine"), "sim");
   EXPECT_EQ(j.at("scenario"), "validate/anon-64m");
   EXPECT_EQ(j.at("profile"), "linux-6.18");
@@ -737,76 +737,51 @@ TEST_F(CliList, Scenarios) {
 // ---------------------------------------------------------------------------------------
 // 10. The live engine
 
-// Host-wide PageTables in bytes, the per-CPU deltas folded first; nullopt if unreadable.
-std::optional<uint64_t> host_page_tables() {
-  {
-    std::ofstream refresh("/proc/sys/vm/stat_refresh");
-    refresh << "1\n";
-  }
-  std::ifstream mi("/proc/meminfo");
-  for (std::string line; std::getline(mi, line);) {
-    if (line.rfind("PageTables:", 0) != 0) continue;
-    std::istringstream in(line.substr(11));
-    uint64_t kb = 0;
-    if (in >> kb) return kb * 1024;
-  }
-  return std::nullopt;
-}
-
-// How far host-wide PageTables moves in half a second while this test does nothing.
-uint64_t host_page_tables_noise() {
-  uint64_t lo = UINT64_MAX, hi = 0;
-  for (int i = 0; i < 20; ++i) {
-    if (auto v = host_page_tables()) {
-      lo = std::min(lo, *v);
-      hi = std::max(hi, *v);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  return hi >= lo ? hi - lo : 0;
-}
-
 TEST_F(CliLive, ValidateAnon64m) {
   SKIP_UNLESS_LIVE_HOST();
-  // Per-process VmPTE is the process's own and must agree every time. PageTables is
-  // host-wide: another process on the host allocating or freeing page tables during the
-  // run moves it. So: up to 4 attempts must include one where every case is ok; if none
-  // does, the failures are blamed on the host only when there is evidence of host
-  // activity (the engine's own note, differing readings between attempts of the same
-  // deterministic workload, or PageTables moving while idle); otherwise it is a failure.
-  std::set<double> live_page_tables;
-  bool noted = false;
+  // Per-process VmPTE is the process's own and must agree every time. PageTables and the
+  // slab caches are host-wide: the live engine subtracts what other processes did to
+  // PageTables and calls a figure "not measurable" when the host would not hold still, so
+  // a FAIL means a wrong figure. Up to 3 attempts absorb what no process accounts for (the
+  // kernel's own page tables); a wrong model or method fails all of them.
   std::string failures;
-  for (int attempt = 1; attempt <= 4; ++attempt) {
+  for (int attempt = 1; attempt <= 3; ++attempt) {
     SCOPED_TRACE("attempt " + std::to_string(attempt));
     const auto r = run_vmlab({"validate", "validate/anon-64m", "--json"});
     ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << "\n" << r.err;
     const json j = parse_json(r.out);
     ASSERT_TRUE(j.is_object());
-    EXPECT_EQ(j.at("schema_version"), 1);
+    EXPECT_EQ(j.at("schema_version"), 2);
     std::set<std::string> metrics;
     size_t failed = 0;
+    failures.clear();
     for (const auto& c : j.at("cases")) {
       const std::string metric = c.at("metric");
+      const std::string verdict = c.at("verdict");
       metrics.insert(metric);
       EXPECT_EQ(c.at("scenario"), "validate/anon-64m");
-      failed += !c.at("ok").get<bool>();
+      EXPECT_TRUE(verdict == "ok" || verdict == "FAIL" || verdict == "not measurable") << verdict;
+      EXPECT_EQ(c.at("ok").get<bool>(), verdict == "ok");
+      failed += verdict == "FAIL";
       if (metric.rfind("VmPTE_growth", 0) == 0) {
-        EXPECT_TRUE(c.at("ok").get<bool>()) << c.dump();
+        EXPECT_EQ(verdict, "ok") << c.dump();
         EXPECT_EQ(c.at("sim"), 139264.0);
         EXPECT_EQ(c.at("live"), 139264.0) << c.dump();
-      } else if (metric.rfind("slab ", 0) == 0) {
+        continue;
+      }
+      if (metric.rfind("slab ", 0) == 0) {
         // One written VMA: one vm_area_struct, one anon_vma, one anon_vma_chain. The live
         // figure is whole-system growth less the workers' images, within 2 slabs per CPU.
         EXPECT_EQ(c.at("unit"), "objects");
         EXPECT_EQ(c.at("sim"), 1.0) << c.dump();
-        if (!c.at("ok").get<bool>()) failures += c.dump() + "\n";
       } else {
         // 34 pages + the PGD: one page, or two with PTI (the sim follows the host's PTI).
         EXPECT_TRUE(c.at("sim") == 143360.0 || c.at("sim") == 147456.0) << c.dump();
-        live_page_tables.insert(c.at("live").get<double>());
-        if (!c.at("ok").get<bool>()) failures += c.dump() + "\n";
       }
+      if (verdict == "not measurable") {
+        EXPECT_FALSE(c.at("why").get<std::string>().empty()) << c.dump();
+      }
+      if (verdict == "FAIL") failures += c.dump() + "\n";
     }
     EXPECT_EQ(metrics, (std::set<std::string>{"VmPTE_growth[pid=1]@write", "PageTables_growth@write",
                                               "VmPTE_growth[pid=1]@end", "PageTables_growth@end",
@@ -814,26 +789,18 @@ TEST_F(CliLive, ValidateAnon64m) {
                                               "slab anon_vma_chain@end"}));
     EXPECT_EQ(j.at("failed"), failed);
     EXPECT_EQ(r.exit_code, failed ? 1 : 0);
-    if (HasFailure()) return;
-    if (failed == 0) return;  // every case ok
+    for (const auto& n : j.at("notes")) {
+      EXPECT_TRUE(n.at("id").is_string() && n.at("text").is_string() && n.at("finding").is_boolean()) << n.dump();
+      EXPECT_EQ(n.at("text").get<std::string>().find('\n'), std::string::npos) << "a note is one line: " << n.dump();
+    }
+    if (HasFailure() || failed == 0) return;
 #ifdef VMLAB_SANITIZED
     // Under ASan the instrumented processes grow page tables for shadow memory that no
     // VmPTE delta accounts for (docs/decisions.md): the system figure is judged in Release.
     GTEST_SKIP() << "sanitizer build: system PageTables not compared; the per-process cases passed";
 #endif
-    for (const auto& n : j.at("notes")) {
-      const std::string note = n;
-      noted |= note.find("PageTables fell below") != std::string::npos || note.find("PageTables kept falling") != std::string::npos;
-    }
   }
-  const uint64_t idle_noise = host_page_tables_noise();
-  if (noted || live_page_tables.size() > 2 || idle_noise > 0)
-    GTEST_SKIP() << "host-wide PageTables_growth was outside tolerance in 4 attempts, with evidence of other page-table "
-                    "activity on this host (engine note: "
-                 << noted << ", distinct live readings: " << live_page_tables.size() << ", idle drift: " << idle_noise
-                 << " bytes); the per-process cases all passed. Last failures:\n"
-                 << failures;
-  FAIL() << "PageTables_growth outside tolerance in 4 attempts on a quiet host:\n" << failures;
+  FAIL() << "outside tolerance in 3 attempts:\n" << failures;
 }
 
 TEST_F(CliLive, Shm256m4procMatchesTheSim) {
@@ -843,7 +810,7 @@ TEST_F(CliLive, Shm256m4procMatchesTheSim) {
   const auto sim = run_vmlab({"run", "validate/shm-256m-4proc", "--json"});
   ASSERT_EQ(sim.exit_code, 0) << sim.err;
   const json jl = parse_json(live.out), js = parse_json(sim.out);
-  EXPECT_EQ(jl.at("schema_version"), 1);
+  EXPECT_EQ(jl.at("schema_version"), 2);
   EXPECT_EQ(jl.at("engine"), "live");
   EXPECT_EQ(jl.at("completed"), true);
   EXPECT_EQ(js.at("engine"), "sim");

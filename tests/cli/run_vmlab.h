@@ -26,9 +26,12 @@ struct cli_result {
 };
 
 // Runs `vmlab ARGS...` (VMLAB_BINARY) with stdin from /dev/null, draining stdout and
-// stderr with poll; a run longer than `timeout` is killed (exit 128 + SIGKILL).
+// stderr with poll; a run longer than `timeout` is killed (exit 128 + SIGKILL). With
+// `signal`, that signal is sent to vmlab once `signal_after` has passed (as a user's
+// Ctrl-C, a `kill` or a closed terminal would).
 inline cli_result run_vmlab(const std::vector<std::string>& args,
-                            std::chrono::seconds timeout = std::chrono::seconds(120)) {
+                            std::chrono::seconds timeout = std::chrono::seconds(120), int signal = 0,
+                            std::chrono::milliseconds signal_after = std::chrono::milliseconds(0)) {
   cli_result r;
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> storage;
@@ -61,6 +64,8 @@ inline cli_result run_vmlab(const std::vector<std::string>& args,
   ::close(err_pipe[1]);
 
   const auto deadline = t0 + timeout;
+  const auto signal_at = t0 + signal_after;
+  bool signalled = signal == 0;
   bool killed = false;
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   std::string* sinks[2] = {&r.out, &r.err};
@@ -72,7 +77,11 @@ inline cli_result run_vmlab(const std::vector<std::string>& args,
       killed = true;
     }
     if (killed && left.count() < -5000) break;
-    const int wait_ms = killed ? 1000 : static_cast<int>(std::min<long long>(left.count(), 1000));
+    if (!signalled && std::chrono::steady_clock::now() >= signal_at) {
+      ::kill(pid, signal);
+      signalled = true;
+    }
+    const int wait_ms = killed ? 1000 : signalled ? static_cast<int>(std::min<long long>(left.count(), 1000)) : 10;
     const int n = ::poll(fds, 2, wait_ms);
     if (n < 0) {
       if (errno == EINTR) continue;

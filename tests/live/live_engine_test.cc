@@ -215,7 +215,8 @@ void expect_page_tables_agree(const op_stream& st, both b, const std::vector<std
   (void)st; (void)b; (void)names;
   return;
 #endif
-  std::string why;
+  std::string why, busy;
+  int measured = 0;
   for (int attempt = 0; attempt < 4; ++attempt) {
     if (attempt) {
       auto live = run_live(st);
@@ -223,16 +224,24 @@ void expect_page_tables_agree(const op_stream& st, both b, const std::vector<std
       b.live = live.value();
     }
     why.clear();
+    busy.clear();
     for (const auto& name : names) {
       const sample& s = find_sample(b.sim, name);
       const sample& l = find_sample(b.live, name);
+      if (!l.page_tables_busy.empty()) busy += " " + name + ": " + l.page_tables_busy + ";";
       if (std::abs(double(l.page_tables_workload) - double(s.page_tables_workload)) > double(16 * kPage))
         why += " " + name + ": sim " + std::to_string(s.page_tables_workload / KiB) + " KiB, live " +
                std::to_string(l.page_tables_workload / KiB) + " KiB;";
     }
+    if (!busy.empty()) {
+      std::cout << "[ busy ] not measurable on this host:" << busy << "\n";
+      continue;  // another process changed page tables meanwhile: this run measured nothing
+    }
+    ++measured;
     if (why.empty()) return;
   }
-  ADD_FAILURE() << "PageTables workload disagrees in 4 runs:" << why;
+  if (!measured) GTEST_SKIP() << "the host was busy in 4 runs, PageTables not measured:" << busy;
+  ADD_FAILURE() << "PageTables workload disagrees in " << measured << " measured runs:" << why;
 }
 
 TEST(LiveEngineTest, OneProcess64MiBAnonymous) {
@@ -411,7 +420,9 @@ TEST(LiveEngineTest, RefusesMoreThanMaxMemory) {
   auto est = live::estimate_peak_memory(b.s);
   ASSERT_TRUE(est.ok());
   EXPECT_GE(est.value(), 64 * MiB + 136 * KiB);
-  auto r = run_live(b.s, live_options{32 * MiB});
+  live_options lo;
+  lo.max_memory = 32 * MiB;
+  auto r = run_live(b.s, lo);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), status_code::invalid_argument);
   EXPECT_NE(r.error().message().find("more than --max-memory 32 MiB"), std::string::npos) << r.error().message();
@@ -446,7 +457,8 @@ TEST(LiveEngineTest, SigintMidRunCleansUpAndReturnsAnError) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   ASSERT_FALSE(r.ok()) << "the run finished before the signal (" << secs << " s)";
-  EXPECT_EQ(r.error().code(), status_code::io_error);
+  EXPECT_EQ(r.error().code(), status_code::interrupted);
+  EXPECT_EQ(r.error().exit_code(), 130);
   EXPECT_NE(r.error().message().find("interrupted by SIGINT"), std::string::npos) << r.error().message();
   EXPECT_LT(secs, 5.0);
   EXPECT_TRUE(no_children());

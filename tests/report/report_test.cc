@@ -82,7 +82,7 @@ run_result bare() {
 
 TEST(Report, JsonCarriesMeminfoAndSlabsWhenKnown) {
   const json j = to_json(sim_2_5());
-  EXPECT_EQ(j.at("schema_version"), 1);  // additive fields: no new schema
+  EXPECT_EQ(j.at("schema_version"), 2);  // notes became objects
   EXPECT_EQ(j.at("slabinfo_version"), "1.1");
   EXPECT_EQ(j.at("rmap"), "pte_chain");
   const json& s = j.at("samples").at(0);
@@ -238,25 +238,49 @@ TEST(Report, SlabinfoNeedsRowsAndAKnownVersion) {
             std::string::npos);
 }
 
-TEST(Report, ValidateCasesCarryTheirUnit) {
+TEST(Report, ValidateCasesCarryTheirUnitToleranceAndVerdict) {
   validate_case bytes_case;
   bytes_case.scenario = "validate/x";
   bytes_case.figure = "PageTables_growth";
   bytes_case.at = "end";
-  bytes_case.sim = bytes_case.live = 8192;
+  bytes_case.sim = 8192;
+  bytes_case.live = 12288;
+  bytes_case.tolerance = 2048;
+  bytes_case.tolerance_rule = "3%";
+  bytes_case.v = verdict::fail;
   validate_case count_case = bytes_case;
-  count_case.figure = "vm_area_struct_growth";
+  count_case.figure = "slab vm_area_struct";
   count_case.unit = "objects";
-  count_case.sim = 40;
-  count_case.live = 41;
-  count_case.rel_error = 1.0 / 41;
-  const json j = to_json({bytes_case, count_case}, {});
+  count_case.sim = 16;
+  count_case.live = 0;
+  count_case.tolerance = 84;
+  count_case.tolerance_rule = "5% or 2 slabs/CPU";
+  count_case.v = verdict::ok;
+  validate_case busy_case = bytes_case;
+  busy_case.at = "load";
+  busy_case.v = verdict::not_measurable;
+  busy_case.why = "PageTables changed while vmlab read the other processes' page tables";
+  const json j = to_json({bytes_case, count_case, busy_case}, {});
   EXPECT_EQ(j.at("cases")[0].at("unit"), "bytes");
+  EXPECT_EQ(j.at("cases")[0].at("verdict"), "FAIL");
+  EXPECT_EQ(j.at("cases")[0].at("tolerance_rule"), "3%");
   EXPECT_EQ(j.at("cases")[1].at("unit"), "objects");
-  EXPECT_EQ(j.at("cases")[1].at("live"), 41.0);
-  const std::string t = format_validate_table({bytes_case, count_case});
-  EXPECT_NE(t.find("PageTables_growth                  8 kB         8 kB"), std::string::npos) << t;
-  EXPECT_NE(t.find("vm_area_struct_growth                40           41   2.439%"), std::string::npos) << t;
+  EXPECT_EQ(j.at("cases")[1].at("live"), 0.0);
+  EXPECT_EQ(j.at("cases")[2].at("verdict"), "not measurable");
+  EXPECT_EQ(j.at("failed"), 1);
+  EXPECT_EQ(j.at("not_measurable"), 1);
+  const std::string t = format_validate_table({bytes_case, count_case, busy_case});
+  // Both figures, their difference and the tolerance, in the figure's unit, then a verdict
+  // nobody can misread: 16 objects against 0 is within ±84, 8 kB against 12 kB is not
+  // within ±2 kB, and a figure the host did not let us measure is neither.
+  EXPECT_NE(t.find("PageTables_growth                    8 kB        12 kB      +4 kB  ±2 kB (3%)                   FAIL"),
+            std::string::npos) << t;
+  EXPECT_NE(t.find("slab vm_area_struct                    16            0        -16  ±84 (5% or 2 slabs/CPU)      ok"),
+            std::string::npos) << t;
+  EXPECT_NE(t.find("PageTables_growth                    8 kB            -          -  ±2 kB (3%)                   not measurable"),
+            std::string::npos) << t;
+  EXPECT_NE(t.find("3 figures compared: 1 ok, 1 FAIL, 1 not measurable on this host"), std::string::npos) << t;
+  EXPECT_NE(t.find("not measurable: validate/x PageTables_growth@load: PageTables changed while"), std::string::npos) << t;
 }
 
 // ---- seed figures -----------------------------------------------------------------------

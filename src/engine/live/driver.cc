@@ -33,7 +33,8 @@ void on_signal(int sig) {
   errno = saved;
 }
 
-constexpr int kSignals[] = {SIGINT, SIGTERM};
+// SIGHUP and SIGQUIT as SIGTERM: a dropped terminal must clean up too.
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 std::string signal_text(int sig) {
   const char* abbrev = ::sigabbrev_np(sig);
@@ -103,8 +104,9 @@ driver::driver(proc_source& src, const signal_guard& sig) : src_(src), sig_(sig)
 driver::~driver() { shutdown(); }
 
 status driver::interrupted_status() const {
-  return status::io_error("interrupted by " + signal_text(sig_.signal()) +
-                          ": the live run was stopped, its processes killed and its objects removed");
+  return status::interrupted(sig_.signal(), "interrupted by " + signal_text(sig_.signal()) +
+                                                ": the live run was stopped, its processes killed, its objects "
+                                                "removed and every host setting it changed restored");
 }
 
 status driver::sleep_ms(int ms) {
@@ -114,7 +116,25 @@ status driver::sleep_ms(int ms) {
   return {};
 }
 
-status driver::create_objects(const std::vector<object_decl>& objects) {
+namespace {
+
+// An unnamed regular file in `dir`: O_TMPFILE (3.11+; ext4, xfs, btrfs, tmpfs), else a
+// named file unlinked at once. Either way no name survives the run, however it ends.
+result<int> unnamed_file(const std::string& dir, const std::string& what) {
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd >= 0) return fd;
+  if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+    return status::io_error("cannot create a file for object '" + what + "' in " + dir + ": " + errno_text(errno));
+  std::string path = dir + "/vmlab-object-XXXXXX";
+  fd = ::mkostemp(path.data(), O_CLOEXEC);
+  if (fd < 0) return status::io_error("cannot create a file for object '" + what + "' in " + dir + ": " + errno_text(errno));
+  ::unlink(path.c_str());
+  return fd;
+}
+
+}  // namespace
+
+status driver::create_objects(const std::vector<object_decl>& objects, const std::string& file_dir) {
   for (size_t i = 0; i < objects.size(); ++i) {
     const object_decl& o = objects[i];
     int fd = -1;
@@ -122,15 +142,9 @@ status driver::create_objects(const std::vector<object_decl>& objects) {
       fd = ::memfd_create(("vmlab-" + sanitize(o.name)).c_str(), MFD_CLOEXEC);
       if (fd < 0) return status::io_error("memfd_create for object '" + o.name + "': " + errno_text(errno));
     } else {
-      if (dir_.empty()) {
-        char tmpl[] = "/var/tmp/vmlab-live-XXXXXX";
-        if (!::mkdtemp(tmpl)) return status::io_error("mkdtemp /var/tmp/vmlab-live-XXXXXX: " + errno_text(errno));
-        dir_ = tmpl;
-      }
-      std::string path = dir_ + "/" + std::to_string(i) + "-" + sanitize(o.name);
-      fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-      if (fd < 0) return status::io_error("cannot create " + path + ": " + errno_text(errno));
-      files_.push_back(path);
+      auto f = unnamed_file(file_dir, o.name);
+      if (!f.ok()) return f.error();
+      fd = f.value();
     }
     fds_.push_back(fd);
     if (::ftruncate(fd, static_cast<off_t>(o.size)) != 0)
@@ -380,10 +394,6 @@ void driver::shutdown() {
   reap(zygote_, nullptr);
   for (int fd : fds_) ::close(fd);
   fds_.clear();
-  for (const std::string& f : files_) ::unlink(f.c_str());
-  files_.clear();
-  if (!dir_.empty()) ::rmdir(dir_.c_str());
-  dir_.clear();
 }
 
 }  // namespace vmlab::live

@@ -1,6 +1,9 @@
 // The driver: the live engine's side of the worker protocol. It owns the host resources
-// of one run (workers, memfds, the temp dir and its files, signal handlers) and releases
-// every one of them on every path: normal end, error, SIGINT/SIGTERM.
+// of one run (workers, memfds, unnamed files, signal handlers) and releases every one of
+// them on every path: normal end, error, SIGINT/SIGTERM/SIGHUP/SIGQUIT. Nothing it
+// creates outlives a SIGKILL either: objects are memfds and O_TMPFILE files (no name on
+// any filesystem; the kernel frees them with the last process holding them), and every
+// worker has PR_SET_PDEATHSIG.
 //
 // Why a class with a destructor: cleanup must happen whatever way run_live leaves, and
 // "kill every worker, reap it, close and unlink every object" is easiest to get right
@@ -21,9 +24,11 @@
 
 namespace vmlab::live {
 
-// SIGINT/SIGTERM for the duration of a run: a handler that records the signal and makes
-// a self-pipe readable, so that every wait in the driver (poll) wakes up whichever thread
-// the kernel delivered the signal to. Only one run per process may hold it.
+// SIGINT, SIGTERM, SIGHUP (a closed terminal, a dropped SSH session) and SIGQUIT for the
+// duration of a run: a handler that records the signal and makes a self-pipe readable, so
+// that every wait in the driver (poll) wakes up whichever thread the kernel delivered the
+// signal to; the run then cleans up and ends with status::interrupted. Only one run per
+// process may hold it.
 class signal_guard {
  public:
   signal_guard() = default;
@@ -57,10 +62,10 @@ class driver {
   driver& operator=(const driver&) = delete;
   ~driver();  // shutdown()
 
-  // Creates the objects (memfds; files in a fresh directory under /var/tmp).
-  status create_objects(const std::vector<object_decl>& objects);
+  // Creates the objects: shm as memfds, files as unnamed O_TMPFILE files in `file_dir`
+  // (on a filesystem without O_TMPFILE: created and unlinked at once).
+  status create_objects(const std::vector<object_decl>& objects, const std::string& file_dir);
   [[nodiscard]] int object_fd(int32_t index) const { return fds_[static_cast<size_t>(index)]; }
-  [[nodiscard]] const std::string& temp_dir() const { return dir_; }
 
   // Starts the zygote: an idle worker forked from the driver once, after the objects
   // exist, that every spawned worker is then forked from. Why: a fork of the driver copies
@@ -73,7 +78,7 @@ class driver {
 
   // Process ops. A host failure of the op itself comes back as errno in *err (the caller
   // records it as an op failure); a worker that died sets died() and returns io_error;
-  // a signal sets interrupted() and returns io_error.
+  // a signal sets interrupted() and returns status::interrupted.
   status spawn(uint32_t pid, int* err);
   status fork(uint32_t parent, uint32_t child, int* err);
   status exit(uint32_t pid);
@@ -84,7 +89,7 @@ class driver {
   [[nodiscard]] const std::map<uint32_t, worker_info>& workers() const { return workers_; }
   [[nodiscard]] bool interrupted() const { return sig_.signal() != 0; }
   [[nodiscard]] bool died() const { return died_; }
-  // Sleeps, waking early (io_error) on a signal.
+  // Sleeps, waking early (status::interrupted) on a signal.
   status sleep_ms(int ms);
 
   // Kills and reaps every worker and the zygote, closes and removes every object. Idempotent.
@@ -106,8 +111,6 @@ class driver {
   std::map<uint32_t, worker_info> workers_;
   worker_info zygote_;             // not in workers_: it runs no workload op
   std::vector<int> fds_;          // object fds, by object index
-  std::vector<std::string> files_;
-  std::string dir_;
   bool died_ = false;
   uint32_t next_probe_ = 0xffffffffu;  // internal pids for calibration probes
 };

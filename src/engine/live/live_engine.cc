@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,8 +19,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "engine/engine.h"
 #include "engine/live/driver.h"
+#include "engine/live/host_activity.h"
+#include "engine/live/host_state.h"
 #include "engine/live/procfs.h"
 #include "engine/live/worker.h"
 #include "model/profile.h"
@@ -80,6 +85,8 @@ bool flush_slab_cache(const std::string& cache) {
 struct slab_reading {
   std::vector<slab_row> rows;  // slab_caches(), in that order
   uint64_t self_vmas = 0;      // VMAs of the driver (its heap and malloc mappings come and go)
+  others_snapshot others;      // every other process (not the workers, not the driver), with VMAs
+  std::string busy;            // the rows never held still: why, else ""
 };
 
 // Objects per cache: `now` minus `then`, signed; vm_area_struct without the change in the
@@ -103,27 +110,61 @@ double cpu_seconds() {
   return sec(self.ru_utime) + sec(self.ru_stime) + sec(kids.ru_utime) + sec(kids.ru_stime);
 }
 
+// The ids of the notes a live result carries (run_result.h: note).
+namespace note_id {
+constexpr const char* page_tables = "live.page_tables";
+constexpr const char* vmpte = "live.vmpte";
+constexpr const char* rss = "live.rss";
+constexpr const char* min_flt = "live.min_flt";
+constexpr const char* peaks = "live.peaks";
+constexpr const char* pt_levels = "live.pt_levels";
+constexpr const char* thp = "live.thp";
+constexpr const char* slabs = "live.slabs";
+constexpr const char* slabs_workload = "live.slabs_workload";
+constexpr const char* slabs_crosscheck = "live.slabs_crosscheck";
+constexpr const char* others = "live.others";
+constexpr const char* page_tables_busy = "live.page_tables_busy";
+constexpr const char* slabs_busy = "live.slabs_busy";
+constexpr const char* slabs_unavailable = "live.slabs_unavailable";
+constexpr const char* image_stopped = "live.image_stopped";
+constexpr const char* no_image = "live.no_image";
+constexpr const char* unflushed = "live.unflushed";
+constexpr const char* slabs_clamped = "live.slabs_clamped";
+constexpr const char* clamped = "live.clamped";
+}  // namespace note_id
+
+// One reading of PageTables and of every other process's page tables, taken between two
+// equal PageTables readings so that the two belong together.
+struct pt_reading {
+  bytes page_tables = 0;
+  others_snapshot others;
+  std::string busy;  // "" when the reading is a measurement; else why not, with the evidence
+};
+
 class live_run {
  public:
-  live_run(const op_stream& s, sim_kernel& shadow, driver& d, proc_source& src)
-      : s_(s), shadow_(shadow), d_(d), src_(src) {}
+  live_run(const op_stream& s, sim_kernel& shadow, driver& d, proc_source& src, const live_options& opt)
+      : s_(s), shadow_(shadow), d_(d), src_(src), opt_(opt), pgd_bytes_(host_pgd_page_table_bytes(src)) {}
+
+  // The notes of what an earlier, killed run left behind and this run undid.
+  void add_recovered(const recovery& rec) {
+    for (const auto& line : rec.done) recovered_.push_back(line);
+    for (const auto& line : rec.failed) recovered_.push_back("could not undo: " + line);
+  }
 
   result<run_result> run() {
     r_.engine = "live";
     r_.scenario = s_.source;
     r_.profile = shadow_.profile().name;
-    if (status st = d_.create_objects(s_.objects); !st.ok()) return st;
+    if (status st = d_.create_objects(s_.objects, opt_.file_dir); !st.ok()) return st;
     if (status st = d_.start_zygote(); !st.ok()) return st;
     // The slab caches: readable here, and what the workers' own images cost them.
     if (status st = start_slabs(); !st.ok()) return st;
     // Before any workload process exists: the host's page tables and slabs without the
     // workload (the idle zygote included).
-    auto before = settled_page_tables();
+    auto before = read_page_tables();
     if (!before.ok()) return before.error();
-    pt_before_ = before.value();
-    auto self = read_self_vmpte();
-    if (!self.ok()) return self.error();
-    self_before_ = self.value();
+    pt_base_ = std::move(before.value());
     if (slabs_on_) {
       auto sb = settled_slabs();
       if (!sb.ok()) return sb.error();
@@ -131,9 +172,13 @@ class live_run {
     }
     for (size_t i = 0; i < s_.ops.size(); ++i) {
       if (d_.interrupted()) return d_.sleep_ms(0);  // the interrupted status
-      bool stop = false;
-      if (status st = step(i, s_.ops[i], stop); !st.ok()) return st;
-      if (stop) break;
+      status st = step(i, s_.ops[i]);
+      // The kernel (the model, or the host's) refused the op: a finding, and the end of the run.
+      if (st.code() == status_code::refused) {
+        r_.failures.push_back({i, format_op(s_, s_.ops[i]), st.message()});
+        break;
+      }
+      if (!st.ok()) return st;
       ++r_.ops_applied;
     }
     sample end;
@@ -147,25 +192,14 @@ class live_run {
   }
 
  private:
-  // Records an op failure and stops the run, as the sim engine does.
-  status fail(size_t i, const op& o, const std::string& error, bool& stop) {
-    r_.failures.push_back({i, format_op(s_, o), error});
-    stop = true;
-    return {};
-  }
-  // The model refused the op: a malformed stream is an error, a kernel refusal a failure.
-  status model_refused(size_t i, const op& o, const status& st, bool& stop) {
-    if (st.code() == status_code::invalid_argument) return st;
-    return fail(i, o, st.message() + " (predicted by the model; not attempted on the host)", stop);
-  }
-  // A driver error: a dead worker is an op failure, anything else ends the run.
-  status host_error(size_t i, const op& o, const status& st, bool& stop) {
-    if (d_.interrupted()) return st;
-    if (d_.died()) return fail(i, o, st.message(), stop);
-    return st;
+  // A driver error: interrupted stays so; a dead worker is the op's failure (the host
+  // killed the process doing it); anything else ends the run.
+  status host_error(const status& st) {
+    if (d_.interrupted() || !d_.died()) return st;
+    return status::refused(st.message());
   }
 
-  status step(size_t i, const op& o, bool& stop) {
+  status step(size_t i, const op& o) {
     if (frees_memory(o.kind) && grown_) {
       // Peaks: memory only falls at these ops, so a reading now catches every maximum.
       sample probe;
@@ -183,8 +217,11 @@ class live_run {
         faults_exited_ += sat_sub(mf.value(), it->second.minflt0);
       }
     }
-    if (o.kind == op_kind::mmap) return do_mmap(i, o, stop);
-    if (status st = apply_op(shadow_, o); !st.ok()) return model_refused(i, o, st, stop);
+    if (o.kind == op_kind::mmap) return do_mmap(i, o);
+    if (status st = apply_op(shadow_, o); !st.ok()) {
+      if (st.code() != status_code::refused) return st;
+      return status::refused(st.message() + " (predicted by the model; not attempted on the host)");
+    }
 
     int err = 0;
     status st;
@@ -233,15 +270,18 @@ class live_run {
       }
       case op_kind::mmap: break;  // above
     }
-    if (!st.ok()) return host_error(i, o, st, stop);
-    if (err) return fail(i, o, errno_text(err), stop);
+    if (!st.ok()) return host_error(st);
+    if (err) return status::refused(errno_text(err));
     if (is_process_op(o.kind)) ++epoch_;
     return {};
   }
 
-  status do_mmap(size_t i, const op& o, bool& stop) {
+  status do_mmap(size_t i, const op& o) {
     auto a = shadow_.mmap(o);
-    if (!a.ok()) return model_refused(i, o, a.error(), stop);
+    if (!a.ok()) {
+      if (a.error().code() != status_code::refused) return a.error();
+      return status::refused(a.error().message() + " (predicted by the model; not attempted on the host)");
+    }
     command c;
     c.kind = cmd_kind::mmap;
     c.addr = a.value();
@@ -251,7 +291,7 @@ class live_run {
     c.fd = o.object < 0 ? -1 : d_.object_fd(o.object);
     c.off = o.object < 0 ? 0 : o.obj_off;
     reply rep;
-    if (status st = d_.call(o.pid, c, rep); !st.ok()) return host_error(i, o, st, stop);
+    if (status st = d_.call(o.pid, c, rep); !st.ok()) return host_error(st);
     grown_ = grown_ || o.locked;
     if (rep.err == EEXIST) {
       auto it = d_.workers().find(o.pid);
@@ -261,50 +301,89 @@ class live_run {
                               std::to_string(i) + ": " + format_op(s_, o) +
                               "): the live engine maps the workload where the model places it");
     }
-    if (rep.err) return fail(i, o, errno_text(rep.err), stop);
+    if (rep.err) return status::refused(errno_text(rep.err));
     return {};
   }
 
-  // PageTables once the per-CPU deltas are folded and the RCU-deferred frees of our own
-  // page tables have landed. Allocation is synchronous, so only frees lag: wait for a
-  // grace period (membarrier GLOBAL is synchronize_rcu()), then read every ~20 ms until
-  // the figure stops falling (on a quiet host: two equal readings), at most ~1 s. Other
-  // processes on a busy host move the figure all the time, so "stops falling" rather than
-  // "stands still" keeps a reading from always taking the full second.
-  result<bytes> settled_page_tables() {
-    auto read = [&]() -> result<bytes> {
-      if (status st = stat_refresh(); !st.ok()) return st;
-      auto mi = read_meminfo(src_);
-      if (!mi.ok()) return mi.error();
-      return mi->page_tables;
-    };
+  std::set<int> worker_pids() const {
+    std::set<int> out;
+    for (const auto& [pid, w] : d_.workers()) out.insert(w.host);
+    return out;
+  }
+
+  result<bytes> page_tables_now() {
+    if (status st = stat_refresh(); !st.ok()) return st;
+    auto mi = read_meminfo(src_);
+    if (!mi.ok()) return mi.error();
+    return mi->page_tables;
+  }
+
+  // PageTables less what every other process's page tables account for in it: the
+  // workload's, the kernel's own and what RCU has yet to free.
+  int64_t residual(const pt_reading& r) const {
+    int64_t v = int64_t(r.page_tables);
+    for (const auto& [pid, f] : r.others.procs) v -= int64_t(f.vmpte + pgd_bytes_);
+    return v;
+  }
+
+  // PageTables with every other process's page tables beside it. Each try reads
+  // PageTables, then /proc for every other process, then PageTables again; the two must
+  // agree, or someone allocated or freed page tables during the scan. Page tables are freed
+  // after an RCU grace period (membarrier GLOBAL waits for one; the callbacks may still
+  // lag), so the reading is taken once the residual stops falling: on a quiet host the
+  // second try. A host where no two tries in a second agree is busy: the reading is then
+  // not a measurement, and says why.
+  result<pt_reading> read_page_tables() {
     ::syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);  // best effort: ENOSYS/EINVAL are fine
-    auto prev = read();
-    if (!prev.ok()) return prev;
-    for (int n = 0; n < 50; ++n) {
-      if (status st = d_.sleep_ms(20); !st.ok()) return st;
-      auto cur = read();
-      if (!cur.ok()) return cur;
-      if (cur.value() >= prev.value()) return cur;
-      prev = cur;
+    constexpr int kTries = 50;
+    std::optional<pt_reading> prev;
+    std::vector<int64_t> moved;
+    bytes last = 0;
+    for (int n = 0; n < kTries; ++n) {
+      if (n)
+        if (status st = d_.sleep_ms(20); !st.ok()) return st;
+      auto a = page_tables_now();
+      if (!a.ok()) return a.error();
+      auto others = read_others(src_, worker_pids(), false);
+      if (!others.ok()) return others.error();
+      auto b = page_tables_now();
+      if (!b.ok()) return b.error();
+      last = b.value();
+      if (a.value() != b.value()) {
+        moved.push_back(int64_t(b.value()) - int64_t(a.value()));
+        continue;
+      }
+      pt_reading r{a.value(), std::move(others.value()), ""};
+      if (prev && residual(r) >= residual(*prev)) return r;
+      prev = std::move(r);
     }
-    unsettled_ = true;
-    return prev;
+    if (prev) {
+      prev->busy = "PageTables, less every other process's page tables, kept falling for 1 s while the workload was idle";
+      return std::move(*prev);
+    }
+    std::string ev;
+    for (size_t k = 0; k < moved.size() && k < 8; ++k) ev += fmt::format("{}{:+} kB", k ? ", " : "", moved[k] / 1024);
+    pt_reading r;
+    r.page_tables = last;
+    r.busy = fmt::format("PageTables changed while vmlab read the other processes' page tables, in each of {} tries "
+                         "over 1 s ({}{}): other processes are allocating page tables faster than they can be read",
+                         moved.size(), ev, moved.size() > 8 ? ", ..." : "");
+    return r;
   }
 
   // A sample: page tables, each worker's figures and (with_slabs, at phases and the end)
   // the slab caches.
   status take_sample(const std::string& name, uint64_t op_index, sample& out, bool with_slabs) {
-    auto pt = settled_page_tables();
+    auto pt = read_page_tables();
     if (!pt.ok()) return pt.error();
     if (with_slabs && slabs_on_) {
       if (status st = sample_slabs(out, name == "end"); !st.ok()) return st;
     }
     out.name = name;
     out.op_index = op_index;
-    out.page_tables = pt.value();
+    out.page_tables = pt->page_tables;
     out.pt_pages_known = false;
-    bytes baselines = 0;
+    int64_t baselines = 0;
     for (const auto& [pid, w] : d_.workers()) {
       auto st = read_status(src_, w.host);
       if (!st.ok()) return st.error();
@@ -318,26 +397,31 @@ class live_run {
       p.rss_file = sat_sub(st->rss_file, w.base.rss_file);
       p.rss_shmem = sat_sub(st->rss_shmem, w.base.rss_shmem);
       p.min_flt = sat_sub(mf.value(), w.minflt0);
-      baselines += w.base.vmpte;
+      baselines += int64_t(w.base.vmpte);
       out.procs.push_back(p);
     }
     out.nr_procs = out.procs.size();
-    // The driver's own page tables (its heap grows with the shadow and the results).
-    auto self = read_self_vmpte();
-    if (!self.ok()) return self.error();
-    const bytes self_growth = sat_sub(self.value(), self_before_);
-    if (pt_before_ + baselines + self_growth > out.page_tables) clamped_ = true;
-    out.page_tables_workload = sat_sub(out.page_tables, pt_before_ + baselines + self_growth);
+    if (!pt->busy.empty() || !pt_base_.busy.empty()) {
+      out.page_tables_busy = !pt->busy.empty() ? pt->busy : "at the run's start: " + pt_base_.busy;
+      return {};
+    }
+    // What the rest of the host (this driver included) did to PageTables since the start.
+    const others_change oc = compare_others(pt_base_.others, pt->others, pgd_bytes_);
+    if (std::llabs(oc.page_tables) >= std::llabs(others_max_.page_tables) && oc.any()) others_max_ = oc;
+    const int64_t w = int64_t(pt->page_tables) - int64_t(pt_base_.page_tables) - oc.page_tables - baselines;
+    if (w < 0) clamped_ = true;
+    out.page_tables_workload = clamp0(w);
     return {};
   }
 
   static bool is_process_op(op_kind k) { return k == op_kind::spawn || k == op_kind::fork || k == op_kind::exit; }
 
   // Slab caches once they have settled: every CPU's cached objects flushed back to the node
-  // lists (kmem_cache_shrink), read every ~10 ms until two readings agree (at most ~80 ms).
-  // Objects are freed synchronously (SLAB_TYPESAFE_BY_RCU, as vm_area_struct and anon_vma
-  // are, delays only the freeing of their slab pages, which slabinfo already stopped
-  // counting), but a grace period first lets RCU-deferred work of the last exit land.
+  // lists (kmem_cache_shrink), read every ~10 ms until two readings agree (at most ~80 ms),
+  // and the other processes' VMAs beside them. Objects are freed synchronously
+  // (SLAB_TYPESAFE_BY_RCU, as vm_area_struct and anon_vma are, delays only the freeing of
+  // their slab pages, which slabinfo already stopped counting), but a grace period first
+  // lets RCU-deferred work of the last exit land.
   result<slab_reading> settled_slabs() {
     auto read = [&]() -> result<slab_reading> {
       for (const auto& c : slab_caches())
@@ -360,14 +444,21 @@ class live_run {
     ::syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
     auto prev = read();
     if (!prev.ok()) return prev;
-    for (int n = 0; n < 8; ++n) {
+    bool settled = false;
+    for (int n = 0; n < 8 && !settled; ++n) {
       if (status st = d_.sleep_ms(10); !st.ok()) return st;
       auto cur = read();
       if (!cur.ok()) return cur;
-      if (same(cur.value(), prev.value())) return cur;
+      settled = same(cur.value(), prev.value());
       prev = std::move(cur);
     }
-    slabs_unsettled_ = true;
+    if (!settled) prev->busy = "the slab caches kept changing for 80 ms while the workload was idle";
+    // The driver's own VMAs are taken out of vm_area_struct; every other process must hold still.
+    std::set<int> exclude = worker_pids();
+    exclude.insert(static_cast<int>(::getpid()));
+    auto others = read_others(src_, exclude, true);
+    if (!others.ok()) return others.error();
+    prev->others = std::move(others.value());
     return prev;
   }
 
@@ -382,7 +473,7 @@ class live_run {
   status start_slabs() {
     auto probe = read_slab_caches(src_, slab_caches());
     if (!probe.ok()) {
-      slab_error_ = probe.error().message();
+      add_note(r_.notes, {note_id::slabs_unavailable, "slab caches not read: " + probe.error().message(), "", true});
       return {};
     }
     slabs_on_ = true;
@@ -402,6 +493,12 @@ class live_run {
       auto now = settled_slabs();
       if (!now.ok()) return now.error();
       image_[e] = object_growth(now.value(), base.value());
+      // The image is a difference of system-wide readings: it holds only if the rest of
+      // the host held still meanwhile.
+      const others_change oc = compare_others(base->others, now->others, pgd_bytes_);
+      if (image_busy_.empty() && (oc.slab_activity() || !now->busy.empty() || !base->busy.empty()))
+        image_busy_ = "while the workers' images were measured: " +
+                      (oc.slab_activity() ? oc.describe() : !now->busy.empty() ? now->busy : base->busy);
       auto v = worker_vmas();
       if (!v.ok()) return v.error();
       image_vmas_[e] = v.value();
@@ -442,6 +539,13 @@ class live_run {
     auto now = settled_slabs();
     if (!now.ok()) return now.error();
     out.slabs = now->rows;
+    const others_change oc = compare_others(slab_base_.others, now->others, pgd_bytes_);
+    if (!now->busy.empty()) out.slabs_busy = now->busy;
+    else if (!slab_base_.busy.empty()) out.slabs_busy = "at the run's start: " + slab_base_.busy;
+    else if (oc.slab_activity())
+      out.slabs_busy = "other processes started, exited or changed their VMAs while the workload's slab objects were "
+                       "measured: " + oc.describe();
+    else if (!image_busy_.empty()) out.slabs_busy = image_busy_;
     auto img = image_.find(epoch_);
     if (img == image_.end()) {
       no_image_ = true;
@@ -485,91 +589,127 @@ class live_run {
     return n;
   }
 
-  result<bytes> read_self_vmpte() {
-    auto st = read_status(src_, static_cast<int>(::getpid()));
-    if (!st.ok()) return st.error();
-    return st->vmpte;
-  }
-
   void note_peaks(const sample& smp) {
     peaks& pk = r_.peak;
     pk.page_tables = std::max(pk.page_tables, smp.page_tables);
-    pk.page_tables_workload = std::max(pk.page_tables_workload, smp.page_tables_workload);
+    if (smp.page_tables_busy.empty()) pk.page_tables_workload = std::max(pk.page_tables_workload, smp.page_tables_workload);
+    else if (busy_pt_.empty()) busy_pt_ = smp.page_tables_busy;
+    if (!smp.slabs_busy.empty() && busy_slabs_.empty()) busy_slabs_ = smp.slabs_busy;
     for (const auto& p : smp.procs) pk.vmpte_max_proc = std::max(pk.vmpte_max_proc, p.vmpte_workload);
   }
 
   void add_notes() {
     auto& n = r_.notes;
-    n.push_back("page_tables_workload = PageTables now - PageTables before the run - the baseline VmPTE of each live "
-                "worker - the growth of the driver's own VmPTE; it includes each worker's PGD (as the model does), and any page-table activity of other "
-                "processes on the host during the run");
-    n.push_back("vmpte_workload = VmPTE - the worker's VmPTE when it was spawned (its copy of the zygote's address "
-                "space, a fork of the driver's taken when the run started); a forked child's baseline is the VmPTE of a probe child forked from its spawned ancestor "
-                "before any workload op (what fork copies of the runtime)");
-    n.push_back("rss_* are RssAnon/RssFile/RssShmem minus the same baselines (the worker's own stack, buffer and "
-                "libraries)");
-    n.push_back("min_flt includes the few faults a worker takes outside workload ops (its control loop); pages that "
-                "MAP_LOCKED populates are faulted through GUP and not counted in minflt");
-    n.push_back("peaks are readings at each phase, before each exit/munmap/madvise and at the end, not at every "
-                "allocation; vmpte_max_proc is the largest vmpte_workload");
-    n.push_back("page-table pages per level are not observable on the host (pt_pages_known = false)");
-    n.push_back("workers run with PR_SET_THP_DISABLE and MADV_NOHUGEPAGE on every workload mapping");
-    if (!slabs_on_) {
-      n.push_back("slab caches not read: " + slab_error_);
-    } else {
-      n.push_back("slabs are the host's /proc/slabinfo rows (whole system) for vm_area_struct, anon_vma, anon_vma_chain "
-                  "and mm_struct, read after kmem_cache_shrink (/sys/kernel/slab/<cache>/shrink) has flushed the "
-                  "per-CPU slabs and sheaves, until two readings ~10 ms apart agree; a merged cache's row counts its "
-                  "aliases too (see /sys/kernel/slab/<cache>/aliases)");
-      std::string img = "slabs_workload = growth since the baseline minus the image of the workload's processes, "
-                        "measured by an image pass (the op stream's spawn/fork/exit ops alone, on idle workers forked "
-                        "from the same zygote, before the run) at the same point; vm_area_struct also without the "
-                        "change in the driver's own VMA count; mm_struct is not reduced (one per process, as the sim "
-                        "counts); active_slabs/num_slabs are the raw growth, num_objs the growth minus the image";
-      if (!end_image_.empty()) {
-        img += "; subtracted at the end:";
-        for (size_t i = 0; i < end_image_.size(); ++i)
-          img += std::string(i ? "," : "") + " " + end_image_[i].first + " " + std::to_string(end_image_[i].second);
-      }
-      n.push_back(img);
-      if (!end_image_.empty())
-        n.push_back("cross-check at the end: the workers' /proc/PID/maps list " + std::to_string(end_maps_vmas_) +
-                    " VMAs beyond their images, slabs_workload has " + std::to_string(end_slab_vmas_) +
-                    " vm_area_structs; a difference is other processes' VMAs created or freed meanwhile");
-      if (!image_error_.empty()) n.push_back("the image pass stopped (" + image_error_ + "); slabs_workload is missing where it did not reach");
-      if (no_image_) n.push_back("some samples have no slabs_workload: the image pass did not measure that point");
-      if (unflushed_) n.push_back("/sys/kernel/slab/<cache>/shrink could not be written: per-CPU slabs were not flushed, so active_objs also counts objects free in them");
-      if (slabs_unsettled_) n.push_back("slab counts still moved after 80 ms at some reading (other activity on the host?)");
-      if (slabs_clamped_) n.push_back("a slab cache's growth fell below the image's at some reading (host activity freed objects); clamped at 0");
+    for (const auto& line : recovered_) add_note(n, {"live.recovered", line, "", true});
+    add_note(n, {note_id::page_tables,
+                 "PageTables_workload: PageTables growth less other processes' page-table changes and the workers' "
+                 "baselines",
+                 "page_tables_workload = PageTables now - PageTables before the run - what every other process's page "
+                 "tables changed meanwhile (VmPTE, plus " +
+                     std::to_string(pgd_bytes_ / 1024) +
+                     " kB of PGD for each process started or gone; the driver is one of them) - the baseline VmPTE "
+                     "of each live worker. Each reading is taken between two equal PageTables readings with every "
+                     "other process read in between. It includes each worker's PGD, as the model does, and the "
+                     "kernel's own page tables (vmalloc), which no process accounts for.",
+                 false});
+    add_note(n, {note_id::vmpte, "VmPTE_workload: VmPTE less the worker's own at spawn (forked: its parent's probe child's)",
+                 "vmpte_workload = VmPTE - the worker's VmPTE when it was spawned (its copy of the zygote's address "
+                 "space, a fork of the driver's taken when the run started); a forked child's baseline is the VmPTE of a "
+                 "probe child forked from its spawned ancestor before any workload op (what fork copies of the runtime)",
+                 false});
+    add_note(n, {note_id::rss, "Rss*: less the same baselines (the worker's own stack, buffer and libraries)", "", false});
+    add_note(n, {note_id::min_flt, "min_flt: includes the workers' control loop; MAP_LOCKED population is not counted",
+                 "min_flt includes the few faults a worker takes outside workload ops (its control loop); pages that "
+                 "MAP_LOCKED populates are faulted through GUP and not counted in minflt",
+                 false});
+    add_note(n, {note_id::peaks, "peaks: read at phases, before each exit/munmap/madvise and at the end",
+                 "peaks are readings at each phase, before each exit/munmap/madvise and at the end, not at every "
+                 "allocation; vmpte_max_proc is the largest vmpte_workload",
+                 false});
+    add_note(n, {note_id::pt_levels, "page-table pages per level are not observable on a live kernel", "", false});
+    add_note(n, {note_id::thp, "workers run with PR_SET_THP_DISABLE and MADV_NOHUGEPAGE on every workload mapping", "", false});
+    if (others_max_.any())
+      add_note(n, {note_id::others,
+                   fmt::format("other processes changed PageTables by {:+} kB during the run; subtracted",
+                               others_max_.page_tables / 1024),
+                   "at the sample where it was largest: " + others_max_.describe(), true});
+    if (!busy_pt_.empty())
+      add_note(n, {note_id::page_tables_busy, "PageTables_workload not measurable at some samples: host busy", busy_pt_, true});
+    if (!busy_slabs_.empty())
+      add_note(n, {note_id::slabs_busy, "slabs_workload not measurable at some samples: host busy", busy_slabs_, true});
+    if (slabs_on_) add_slab_notes();
+    if (clamped_)
+      add_note(n, {note_id::clamped, "PageTables_workload fell below 0 at some reading and was clamped",
+                   "PageTables fell below the run's starting point less the others' changes: page tables freed that "
+                   "no process accounted for (the kernel's own, or an exited process's RCU-deferred frees)",
+                   true});
+  }
+
+  void add_slab_notes() {
+    auto& n = r_.notes;
+    add_note(n, {note_id::slabs, "slabs: the host's rows (whole system), read after kmem_cache_shrink flushed per-CPU slabs",
+                 "slabs are the host's /proc/slabinfo rows (whole system) for vm_area_struct, anon_vma, anon_vma_chain "
+                 "and mm_struct, read after kmem_cache_shrink (/sys/kernel/slab/<cache>/shrink) has flushed the "
+                 "per-CPU slabs and sheaves, until two readings ~10 ms apart agree; a merged cache's row counts its "
+                 "aliases too (see /sys/kernel/slab/<cache>/aliases). Every other process is read beside them: if "
+                 "one started, exited or changed its VMAs, the sample's slab figures are not measurable.",
+                 false});
+    std::string img = "slabs_workload = growth since the baseline minus the image of the workload's processes, "
+                      "measured by an image pass (the op stream's spawn/fork/exit ops alone, on idle workers forked "
+                      "from the same zygote, before the run) at the same point; vm_area_struct also without the "
+                      "change in the driver's own VMA count; mm_struct is not reduced (one per process, as the sim "
+                      "counts); active_slabs/num_slabs are the raw growth, num_objs the growth minus the image";
+    if (!end_image_.empty()) {
+      img += "; subtracted at the end:";
+      for (size_t i = 0; i < end_image_.size(); ++i)
+        img += std::string(i ? "," : "") + " " + end_image_[i].first + " " + std::to_string(end_image_[i].second);
     }
-    if (unsettled_) n.push_back("PageTables kept falling for 1 s at some reading (other activity on the host?)");
-    if (clamped_) n.push_back("PageTables fell below the run's starting point at some reading: host activity freed page tables; page_tables_workload was clamped at 0");
+    add_note(n, {note_id::slabs_workload, "slabs_workload: growth less the workers' images (an image pass before the run)", img,
+                 false});
+    if (!end_image_.empty())
+      add_note(n, {note_id::slabs_crosscheck,
+                   fmt::format("cross-check: the workers' maps list {} VMAs beyond their images, slabs_workload has {}",
+                               end_maps_vmas_, end_slab_vmas_),
+                   "a difference is other processes' VMAs created or freed meanwhile", true});
+    if (!image_error_.empty())
+      add_note(n, {note_id::image_stopped, "the image pass stopped: slabs_workload is missing where it did not reach",
+                   image_error_, true});
+    if (no_image_)
+      add_note(n, {note_id::no_image, "some samples have no slabs_workload: the image pass did not measure that point", "", true});
+    if (unflushed_)
+      add_note(n, {note_id::unflushed, "per-CPU slabs were not flushed: active_objs also counts objects free in them",
+                   "/sys/kernel/slab/<cache>/shrink could not be written", true});
+    if (slabs_clamped_)
+      add_note(n, {note_id::slabs_clamped, "a slab cache's growth fell below the image's at some reading; clamped at 0",
+                   "host activity freed objects", true});
   }
 
   const op_stream& s_;
   sim_kernel& shadow_;
   driver& d_;
   proc_source& src_;
+  const live_options& opt_;
+  const bytes pgd_bytes_;  // PageTables per process PGD on this host
   run_result r_;
-  bytes pt_before_ = 0;
-  bytes self_before_ = 0;  // the driver's VmPTE when pt_before_ was read
+  std::vector<std::string> recovered_;
+  pt_reading pt_base_;     // before the first workload op
+  others_change others_max_;  // the others' largest change at a sample
   uint64_t faults_exited_ = 0;
   bool grown_ = false;
-  bool unsettled_ = false;
   bool clamped_ = false;
+  std::string busy_pt_, busy_slabs_;  // the first sample's evidence, for the notes
   // Slab caches (issue 3).
   bool slabs_on_ = false;
-  std::string slab_error_;              // why they are not read
   slab_reading slab_base_;              // the real run's baseline
   std::map<uint64_t, std::vector<int64_t>> image_;  // epoch -> the image's objects per cache
   std::string image_error_;             // why the image pass stopped early
+  std::string image_busy_;              // why the image cannot be trusted
   uint64_t epoch_ = 0;                  // process ops (spawn, fork, exit) done in the real run
   std::map<uint64_t, uint64_t> image_vmas_;  // epoch -> the image workers' VMAs (/proc/PID/maps)
   std::vector<std::pair<std::string, int64_t>> end_image_;
   int64_t end_maps_vmas_ = 0, end_slab_vmas_ = 0;
   bool no_image_ = false;
   bool unflushed_ = false;
-  bool slabs_unsettled_ = false;
   bool slabs_clamped_ = false;
 };
 
@@ -594,7 +734,7 @@ result<bytes> estimate_peak_memory(const op_stream& s) {
   for (const op& o : s.ops) {
     if (frees_memory(o.kind)) measure();
     if (status st = apply_op(k, o); !st.ok()) {
-      if (st.code() == status_code::invalid_argument) return st;
+      if (st.code() != status_code::refused) return st;
       break;  // the live run stops here too
     }
   }
@@ -635,12 +775,20 @@ result<run_result> run_live(const op_stream& s, const live_options& opt) {
     return status::invalid_argument("scenario needs ~" + mib(need.value()) + " MiB, more than --max-memory " +
                                     mib(limit) + " MiB" + (opt.max_memory ? "" : " (half of MemAvailable)"));
 
+  // One live run at a time; a killed earlier run's leftovers are undone before this one
+  // measures. A signal while waiting for the lock kills vmlab as usual: nothing is held yet.
+  auto lock = live_lock::acquire(opt.no_wait ? live_lock::mode::no_wait : live_lock::mode::wait, opt.say);
+  if (!lock.ok()) return lock.error();
+  const recovery rec = recover();
+  if (opt.say)
+    for (const auto& line : rec.done) opt.say(line);
   signal_guard sig;
   if (status st = sig.install(); !st.ok()) return st;
   result<run_result> r = status::io_error("live run did not start");
   {
     driver d(src, sig);
-    live_run run(s, shadow, d, src);
+    live_run run(s, shadow, d, src, opt);
+    run.add_recovered(rec);
     r = run.run();
     d.shutdown();  // kill and reap every worker, remove every object, before the handlers go
   }

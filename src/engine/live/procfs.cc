@@ -4,7 +4,9 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <set>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -111,10 +113,31 @@ result<std::string> host_proc_source::read(const std::string& path) {
   return out;
 }
 
+result<std::vector<std::string>> host_proc_source::list(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return status::io_error("cannot list " + dir + ": " + std::strerror(errno));
+  std::vector<std::string> out;
+  while (dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n != "." && n != "..") out.push_back(n);
+  }
+  ::closedir(d);
+  return out;
+}
+
 result<std::string> text_proc_source::read(const std::string& path) {
   auto it = files_.find(path);
   if (it == files_.end()) return status::io_error("cannot open " + path + ": No such file or directory");
   return it->second;
+}
+
+result<std::vector<std::string>> text_proc_source::list(const std::string& dir) {
+  const std::string prefix = dir + "/";
+  std::set<std::string> names;
+  for (auto it = files_.lower_bound(prefix); it != files_.end() && it->first.rfind(prefix, 0) == 0; ++it)
+    names.insert(it->first.substr(prefix.size(), it->first.find('/', prefix.size()) - prefix.size()));
+  if (names.empty()) return status::io_error("cannot list " + dir + ": No such file or directory");
+  return std::vector<std::string>(names.begin(), names.end());
 }
 
 result<meminfo> parse_meminfo(std::string_view text) {

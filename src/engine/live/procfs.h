@@ -26,19 +26,25 @@ class proc_source {
   virtual ~proc_source() = default;
   // The whole file at `path` (e.g. "/proc/meminfo"); io_error when it cannot be read.
   virtual result<std::string> read(const std::string& path) = 0;
+  // The entries of directory `dir` (e.g. "/proc"), without "." and ".."; io_error when it
+  // cannot be listed.
+  virtual result<std::vector<std::string>> list(const std::string& dir) = 0;
 };
 
 // Reads the host's files.
 class host_proc_source final : public proc_source {
  public:
   result<std::string> read(const std::string& path) override;
+  result<std::vector<std::string>> list(const std::string& dir) override;
 };
 
-// Serves fixed text by path (tests).
+// Serves fixed text by path (tests); a directory lists the files set below it.
 class text_proc_source final : public proc_source {
  public:
   void set(const std::string& path, std::string text) { files_[path] = std::move(text); }
+  void erase(const std::string& path) { files_.erase(path); }
   result<std::string> read(const std::string& path) override;
+  result<std::vector<std::string>> list(const std::string& dir) override;
 
  private:
   std::map<std::string, std::string> files_;

@@ -179,7 +179,9 @@ void warm_up(worker_state& w) {
 }
 
 // Per-process set-up that fork does not inherit, and the checks against a vanished driver.
-void attach(worker_state& w) {
+// The name lets `ps` (and `vmlab cleanup`) tell workers from the driver.
+void attach(worker_state& w, const char* name) {
+  ::prctl(PR_SET_NAME, name, 0, 0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (::getppid() != w.driver) quit(3);  // the driver thread died before the prctl
   ::prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
@@ -219,7 +221,7 @@ void attach(worker_state& w) {
       if (r == 0) {
         ::close(w.ctl);
         w.ctl = passed;
-        attach(w);
+        attach(w, "vmlab-worker");
         prefault_buffer(w.buf);  // break COW on our own buffer and stack now
         warm_up(w);
         if (!send_reply(w.ctl, 0, 1, ::syscall(SYS_getpid))) quit(7);
@@ -242,7 +244,7 @@ void worker_main(int ctl, pid_t driver_pid, const int* keep, size_t nkeep) {
   worker_state w;
   w.ctl = ctl;
   w.driver = driver_pid;
-  attach(w);
+  attach(w, "vmlab-zygote");
   // The driver's handlers (and masks) make no sense here: default dispositions.
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);

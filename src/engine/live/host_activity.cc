@@ -1,0 +1,100 @@
+#include "engine/live/host_activity.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace vmlab::live {
+namespace {
+
+bool is_pid(const std::string& name) {
+  return !name.empty() && name.find_first_not_of("0123456789") == std::string::npos;
+}
+
+std::string signed_kb(int64_t b) { return fmt::format("{:+} kB", b / 1024); }
+
+}  // namespace
+
+result<others_snapshot> read_others(proc_source& src, const std::set<int>& exclude, bool with_vmas) {
+  auto names = src.list("/proc");
+  if (!names.ok()) return names.error();
+  others_snapshot out;
+  out.with_vmas = with_vmas;
+  for (const std::string& name : names.value()) {
+    if (!is_pid(name)) continue;
+    const int pid = static_cast<int>(std::strtol(name.c_str(), nullptr, 10));
+    if (exclude.count(pid)) continue;
+    // A process that exits meanwhile, or a kernel thread or zombie (no mm, no VmPTE line),
+    // does not count: it holds no user page tables.
+    auto st = read_status(src, pid);
+    if (!st.ok()) continue;
+    process_figures f;
+    f.vmpte = st->vmpte;
+    if (with_vmas) {
+      auto v = read_vma_count(src, pid);
+      if (!v.ok()) continue;
+      f.vmas = v.value();
+    }
+    out.procs[pid] = f;
+  }
+  return out;
+}
+
+others_change compare_others(const others_snapshot& before, const others_snapshot& after, bytes pgd_bytes) {
+  others_change c;
+  for (const auto& [pid, a] : after.procs) {
+    auto it = before.procs.find(pid);
+    if (it == before.procs.end()) {
+      ++c.started;
+      c.vmpte += int64_t(a.vmpte);
+      c.page_tables += int64_t(a.vmpte + pgd_bytes);
+      c.vmas += int64_t(a.vmas);
+      continue;
+    }
+    const process_figures& b = it->second;
+    if (a.vmpte == b.vmpte && a.vmas == b.vmas) continue;
+    ++c.changed;
+    c.vmas_changed += a.vmas != b.vmas;
+    c.vmpte += int64_t(a.vmpte) - int64_t(b.vmpte);
+    c.page_tables += int64_t(a.vmpte) - int64_t(b.vmpte);
+    c.vmas += int64_t(a.vmas) - int64_t(b.vmas);
+  }
+  for (const auto& [pid, b] : before.procs) {
+    if (after.procs.count(pid)) continue;
+    ++c.gone;
+    c.vmpte -= int64_t(b.vmpte);
+    c.page_tables -= int64_t(b.vmpte + pgd_bytes);
+    c.vmas -= int64_t(b.vmas);
+  }
+  return c;
+}
+
+std::string others_change::describe() const {
+  if (!any()) return "no other process changed";
+  std::string who;
+  auto add = [&](uint32_t n, const char* what) {
+    if (n) who += fmt::format("{}{} {}", who.empty() ? "" : ", ", n, what);
+  };
+  add(started, started == 1 ? "other process started" : "other processes started");
+  add(gone, "exited");
+  add(changed, "changed");
+  std::string what;
+  if (vmpte) what += "VmPTE " + signed_kb(vmpte);
+  if (vmas) what += fmt::format("{}VMAs {:+}", what.empty() ? "" : ", ", vmas);
+  return what.empty() ? who : who + " (" + what + ")";
+}
+
+bytes host_pgd_page_table_bytes(proc_source& src) {
+  auto rel = src.read("/proc/sys/kernel/osrelease");
+  if (!rel.ok()) return 0;
+  const char* p = rel->c_str();
+  char* end = nullptr;
+  const long major = std::strtol(p, &end, 10);
+  const long minor = *end == '.' ? std::strtol(end + 1, nullptr, 10) : 0;
+  if (major < 6 || (major == 6 && minor < 14)) return 0;
+  auto m = src.read("/sys/devices/system/cpu/vulnerabilities/meltdown");
+  const bool pti = m.ok() && m->find("PTI") != std::string::npos;
+  return pti ? 8192 : 4096;
+}
+
+}  // namespace vmlab::live

@@ -1,0 +1,63 @@
+// The rest of the host: every process that is not one of a live run's workers, and what
+// it does to the system-wide figures the run measures.
+//
+// Why: PageTables (/proc/meminfo) and the slab caches (/proc/slabinfo) are system-wide,
+// and on a real machine other processes (a compiler, a browser, a second vmlab) allocate
+// and free page tables and VMAs while a live run measures. Their page tables are visible
+// per process: VmPTE (/proc/PID/status) plus the PGD every mm has, which PageTables counts
+// from 6.14 and VmPTE never does. So the live engine reads every other process next to
+// each PageTables reading and subtracts what they changed. Their slab objects are not
+// visible per process (only their VMA counts are, in /proc/PID/maps); a change there makes
+// the run's slab figures "not measurable here: host busy" rather than a wrong number.
+//
+// What stays invisible: the kernel's own page tables (vmalloc, counted in PageTables from
+// 6.16) and the RCU-deferred frees of a process that just exited. The reader of the figures
+// (live_engine.cc) waits for both to settle and calls the host busy when they do not.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+#include "engine/live/procfs.h"
+#include "vmlab/units.h"
+
+namespace vmlab::live {
+
+struct process_figures {
+  bytes vmpte = 0;
+  uint64_t vmas = 0;  // only when read with VMAs
+};
+
+// Every process with an mm (a VmPTE line) but those in `exclude`, by host pid. Processes
+// that exit while /proc is read are skipped: they are gone by the next reading.
+struct others_snapshot {
+  std::map<int, process_figures> procs;
+  bool with_vmas = false;
+};
+result<others_snapshot> read_others(proc_source& src, const std::set<int>& exclude, bool with_vmas);
+
+// What changed between two snapshots of the others.
+struct others_change {
+  int64_t page_tables = 0;  // bytes: VmPTE deltas, plus pgd_bytes for each process started (minus gone)
+  int64_t vmpte = 0;        // bytes: the VmPTE part of that
+  int64_t vmas = 0;         // VMAs (snapshots with VMAs)
+  uint32_t started = 0, gone = 0;
+  uint32_t changed = 0;     // processes in both whose VmPTE or VMAs changed
+  uint32_t vmas_changed = 0;  // ... whose VMA count changed
+  [[nodiscard]] bool any() const { return started || gone || changed; }
+  // Whether the others may have changed the slab caches: a process started or exited, or
+  // one's VMA count changed (a fault that only fills page tables allocates no slab object).
+  [[nodiscard]] bool slab_activity() const { return started || gone || vmas_changed; }
+  // "2 processes started, 1 exited, 3 changed: VmPTE +48 kB, VMAs +130".
+  [[nodiscard]] std::string describe() const;
+};
+others_change compare_others(const others_snapshot& before, const others_snapshot& after, bytes pgd_bytes);
+
+// The bytes of PageTables one process's PGD accounts for on this host: 0 before 6.14
+// ("Account page tables at all levels", upstream 68c601de75d8), else the PGD's size:
+// 8 KiB with PTI (PGD_ALLOCATION_ORDER 1), 4 KiB without.
+bytes host_pgd_page_table_bytes(proc_source& src);
+
+}  // namespace vmlab::live
