@@ -110,6 +110,23 @@ TEST(CliLiveLock, ASecondLiveRunWaitsOrRefusesAndTheSimNeverWaits) {
   EXPECT_GT(waited.seconds, 0.0);
 }
 
+TEST(CliLiveLock, TwoConcurrentValidatesBothFinishAndAgree) {
+  SKIP_UNLESS_LIVE_HOST();
+  // Two users validating at once: the second waits for the first's whole matrix, so
+  // neither measures while the other's workers run, and neither reports a wrong figure.
+  const std::vector<std::string> args = {"validate", "validate/shm-256m-4proc", "validate/fork-cow", "--json"};
+  cli_result a, b;
+  std::thread ta([&] { a = run_vmlab(args); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::thread tb([&] { b = run_vmlab(args); });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(a.exit_code, 0) << a.err << a.out.substr(0, 3000);
+  EXPECT_EQ(b.exit_code, 0) << b.err << b.out.substr(0, 3000);
+  EXPECT_NE((a.err + b.err).find("vmlab: waiting for another live run to finish"), std::string::npos) << a.err << b.err;
+  for (const cli_result* r : {&a, &b}) EXPECT_EQ(r->out.find("\"verdict\": \"FAIL\""), std::string::npos);
+}
+
 TEST(CliCleanup, SaysWhenThereIsNothingToDo) {
   SKIP_UNLESS_LIVE_HOST();
   const cli_result r = run_vmlab({"cleanup"});

@@ -115,20 +115,62 @@ std::vector<journal_entry> parse_journal(const std::string& text) {
   return out;
 }
 
-// Workers whose driver is gone (PR_SET_PDEATHSIG makes this rare: the driver thread that
-// forked the zygote must have exited without the process dying). Under the lock every
-// vmlab worker on the host is such an orphan.
-void kill_orphans(recovery& r) {
+// Workers of a run whose driver is gone. PR_SET_PDEATHSIG kills them with the driver, but
+// tearing down an address space takes a while, and the next run must not measure while
+// they still free their page tables: wait until every one is gone (or a zombie: a zombie
+// holds nothing and is its reaper's to collect; after the driver's death that is init,
+// which in some containers never reaps). One that is not even exiting (the driver thread
+// that forked it exited without the process dying) is killed. Under the lock every vmlab
+// worker on the host is such a leftover.
+void finish_workers(recovery& r) {
+  constexpr unsigned kPfExiting = 0x4;  // PF_EXITING, include/linux/sched.h
+  std::vector<pid_t> waiting;
+  int dying = 0;
   for (const std::string& name : list_dir("/proc")) {
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     auto comm = read_file("/proc/" + name + "/comm");
     if (!comm.ok()) continue;
     const std::string c = first_line(comm.value());
     if (c != "vmlab-worker" && c != "vmlab-zygote") continue;
+    // /proc/PID/stat: "pid (comm) state ppid pgrp session tty_nr tpgid flags ..."
+    auto st = read_file("/proc/" + name + "/stat");
+    if (!st.ok()) continue;
+    const size_t paren = st->rfind(')');
+    if (paren == std::string::npos || paren + 2 >= st->size()) continue;
+    const char state = (*st)[paren + 2];
+    if (state == 'Z' || state == 'X') continue;
+    unsigned long flags = 0;
+    const char* p = st->c_str() + paren + 3;
+    for (int field = 4; field <= 9 && *p; ++field) {  // to field 9, flags
+      while (*p == ' ') ++p;
+      if (field == 9) flags = std::strtoul(p, nullptr, 10);
+      while (*p && *p != ' ') ++p;
+    }
     const pid_t pid = static_cast<pid_t>(std::strtol(name.c_str(), nullptr, 10));
-    if (::kill(pid, SIGKILL) == 0)
-      r.done.push_back("killed " + c + " " + name + ", a worker whose live run had ended without it");
+    if (flags & kPfExiting) {
+      ++dying;
+    } else if (::kill(pid, SIGKILL) == 0) {
+      r.done.push_back("killed " + c + " " + name + ", left by a live run that was killed");
+    }
+    waiting.push_back(pid);
   }
+  // Up to 10 s for the address spaces to go.
+  for (int i = 0; i < 1000 && !waiting.empty(); ++i) {
+    std::vector<pid_t> still;
+    for (pid_t pid : waiting) {
+      auto st = read_file("/proc/" + std::to_string(pid) + "/stat");
+      if (!st.ok()) continue;
+      const size_t paren = st->rfind(')');
+      if (paren != std::string::npos && paren + 2 < st->size() && ((*st)[paren + 2] == 'Z' || (*st)[paren + 2] == 'X'))
+        continue;
+      still.push_back(pid);
+    }
+    waiting.swap(still);
+    if (!waiting.empty()) ::usleep(10000);
+  }
+  if (dying) r.done.push_back("waited for " + std::to_string(dying) + " worker" + (dying == 1 ? "" : "s") +
+                              " of a killed live run to finish exiting");
+  for (pid_t pid : waiting) r.failed.push_back("worker " + std::to_string(pid) + " did not exit within 10 s");
 }
 
 // Directories vmlab versions before O_TMPFILE objects left under /var/tmp when killed.
@@ -299,7 +341,7 @@ recovery recover() {
     }
     if (all) ::unlink(path.c_str());
   }
-  kill_orphans(r);
+  finish_workers(r);
   remove_legacy_dirs(r);
   return r;
 }
