@@ -409,7 +409,11 @@ class live_run {
     const others_change oc = compare_others(pt_base_.others, pt->others, pgd_bytes_);
     if (std::llabs(oc.page_tables) >= std::llabs(others_max_.page_tables) && oc.any()) others_max_ = oc;
     const int64_t w = int64_t(pt->page_tables) - int64_t(pt_base_.page_tables) - oc.page_tables - baselines;
-    if (w < 0) clamped_ = true;
+    if (w < 0)
+      add_note(r_.notes, {note_id::clamped, "PageTables_workload fell below 0 at some reading and was clamped",
+                          "PageTables fell below the run's starting point less the others' changes: page tables freed "
+                          "that no process accounted for (the kernel's own, or an exited process's RCU-deferred frees)",
+                          true});
     out.page_tables_workload = clamp0(w);
     return {};
   }
@@ -418,14 +422,18 @@ class live_run {
 
   // Slab caches once they have settled: every CPU's cached objects flushed back to the node
   // lists (kmem_cache_shrink), read every ~10 ms until two readings agree (at most ~80 ms),
-  // and the other processes' VMAs beside them. Objects are freed synchronously
-  // (SLAB_TYPESAFE_BY_RCU, as vm_area_struct and anon_vma are, delays only the freeing of
-  // their slab pages, which slabinfo already stopped counting), but a grace period first
-  // lets RCU-deferred work of the last exit land.
+  // with every other process's VMAs read before and after: if another process started,
+  // exited or changed its VMAs while the rows were read, the rows and the others do not
+  // belong together and the reading is tried again (up to 5 times; then it is busy).
+  // Objects are freed synchronously (SLAB_TYPESAFE_BY_RCU, as vm_area_struct and anon_vma
+  // are, delays only the freeing of their slab pages, which slabinfo already stopped
+  // counting), but a grace period first lets RCU-deferred work of the last exit land.
   result<slab_reading> settled_slabs() {
     auto read = [&]() -> result<slab_reading> {
       for (const auto& c : slab_caches())
-        if (!flush_slab_cache(c)) unflushed_ = true;
+        if (!flush_slab_cache(c))
+          add_note(r_.notes, {note_id::unflushed, "per-CPU slabs were not flushed: active_objs also counts objects free in them",
+                              "/sys/kernel/slab/" + c + "/shrink could not be written", true});
       slab_reading r;
       auto rows = read_slab_caches(src_, slab_caches());
       if (!rows.ok()) return rows.error();
@@ -441,25 +449,37 @@ class live_run {
         if (a.rows[i].active_objs != b.rows[i].active_objs) return false;
       return true;
     };
-    ::syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
-    auto prev = read();
-    if (!prev.ok()) return prev;
-    bool settled = false;
-    for (int n = 0; n < 8 && !settled; ++n) {
-      if (status st = d_.sleep_ms(10); !st.ok()) return st;
-      auto cur = read();
-      if (!cur.ok()) return cur;
-      settled = same(cur.value(), prev.value());
-      prev = std::move(cur);
-    }
-    if (!settled) prev->busy = "the slab caches kept changing for 80 ms while the workload was idle";
     // The driver's own VMAs are taken out of vm_area_struct; every other process must hold still.
     std::set<int> exclude = worker_pids();
     exclude.insert(static_cast<int>(::getpid()));
-    auto others = read_others(src_, exclude, true);
-    if (!others.ok()) return others.error();
-    prev->others = std::move(others.value());
-    return prev;
+    ::syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+    std::string moved;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      auto before = read_others(src_, exclude, true);
+      if (!before.ok()) return before.error();
+      auto prev = read();
+      if (!prev.ok()) return prev;
+      bool settled = false;
+      for (int n = 0; n < 8 && !settled; ++n) {
+        if (status st = d_.sleep_ms(10); !st.ok()) return st;
+        auto cur = read();
+        if (!cur.ok()) return cur;
+        settled = same(cur.value(), prev.value());
+        prev = std::move(cur);
+      }
+      auto after = read_others(src_, exclude, true);
+      if (!after.ok()) return after.error();
+      const others_change oc = compare_others(before.value(), after.value(), pgd_bytes_);
+      prev->others = std::move(after.value());
+      if (!settled) prev->busy = "the slab caches kept changing for 80 ms while the workload was idle";
+      if (!oc.slab_activity() || attempt == 4) {
+        if (oc.slab_activity())
+          prev->busy = "other processes started, exited or changed their VMAs during each of 5 readings of the slab "
+                       "caches (the last: " + oc.describe() + ")";
+        return prev;
+      }
+    }
+    return status::io_error("unreachable");  // the loop returns on its last attempt
   }
 
   // Whether the host's slab caches can be read, and if so the image pass: the op stream's
@@ -488,6 +508,7 @@ class live_run {
     auto base = settled_slabs();
     if (!base.ok()) return base.error();
     e = 0;
+    bool image_stopped = false;
     auto measure = [&]() -> status {
       if (!need.count(e) || image_.count(e)) return {};
       auto now = settled_slabs();
@@ -518,14 +539,15 @@ class live_run {
       else st = d_.exit(o.pid);
       if (d_.interrupted()) return st.ok() ? d_.sleep_ms(0) : st;
       if (!st.ok() || err) {
-        image_error_ = "op " + format_op(s_, o) + ": " + (st.ok() ? errno_text(err) : st.message());
+        add_note(r_.notes, {note_id::image_stopped, "the image pass stopped: slabs_workload is missing where it did not reach",
+                            "op " + format_op(s_, o) + ": " + (st.ok() ? errno_text(err) : st.message()), true});
+        image_stopped = true;
         break;
       }
       ++e;
     }
-    if (image_error_.empty()) {
+    if (!image_stopped)
       if (status st = measure(); !st.ok()) return st;
-    }
     // Gone before the real run's baseline: exit every image worker, newest first.
     std::vector<uint32_t> pids;
     for (const auto& [pid, w] : d_.workers()) pids.push_back(pid);
@@ -548,7 +570,8 @@ class live_run {
     else if (!image_busy_.empty()) out.slabs_busy = image_busy_;
     auto img = image_.find(epoch_);
     if (img == image_.end()) {
-      no_image_ = true;
+      add_note(r_.notes, {note_id::no_image, "some samples have no slabs_workload: the image pass did not measure that point",
+                          "", true});
       return {};
     }
     const std::vector<int64_t> grown = object_growth(now.value(), slab_base_);
@@ -559,7 +582,9 @@ class live_run {
       // mm_struct: one per process in both engines (the sim counts its processes' too).
       const int64_t image = n.name == "mm_struct" ? 0 : img->second[i];
       const int64_t objs = grown[i] - image;
-      if (objs < 0) slabs_clamped_ = true;
+      if (objs < 0)
+        add_note(r_.notes, {note_id::slabs_clamped, "a slab cache's growth fell below the image's at some reading; clamped at 0",
+                            "host activity freed objects", true});
       w.active_objs = clamp0(objs);
       w.num_objs = clamp0(int64_t(n.num_objs) - int64_t(b.num_objs) - image);
       w.active_slabs = clamp0(int64_t(n.active_slabs) - int64_t(b.active_slabs));
@@ -592,14 +617,22 @@ class live_run {
   void note_peaks(const sample& smp) {
     peaks& pk = r_.peak;
     pk.page_tables = std::max(pk.page_tables, smp.page_tables);
-    if (smp.page_tables_busy.empty()) pk.page_tables_workload = std::max(pk.page_tables_workload, smp.page_tables_workload);
-    else if (busy_pt_.empty()) busy_pt_ = smp.page_tables_busy;
-    if (!smp.slabs_busy.empty() && busy_slabs_.empty()) busy_slabs_ = smp.slabs_busy;
+    if (smp.page_tables_busy.empty())
+      pk.page_tables_workload = std::max(pk.page_tables_workload, smp.page_tables_workload);
+    else
+      add_note(r_.notes, {note_id::page_tables_busy, "PageTables_workload not measurable at some samples: host busy",
+                          smp.page_tables_busy, true});
+    if (!smp.slabs_busy.empty())
+      add_note(r_.notes, {note_id::slabs_busy, "slabs_workload not measurable at some samples: host busy", smp.slabs_busy,
+                          true});
     for (const auto& p : smp.procs) pk.vmpte_max_proc = std::max(pk.vmpte_max_proc, p.vmpte_workload);
   }
 
+  // The method notes, then what this run found (added where it happened), in that order.
   void add_notes() {
+    std::vector<note> found = std::move(r_.notes);
     auto& n = r_.notes;
+    n.clear();
     for (const auto& line : recovered_) add_note(n, {"live.recovered", line, "", true});
     add_note(n, {note_id::page_tables,
                  "PageTables_workload: PageTables growth less other processes' page-table changes and the workers' "
@@ -633,16 +666,8 @@ class live_run {
                    fmt::format("other processes changed PageTables by {:+} kB during the run; subtracted",
                                others_max_.page_tables / 1024),
                    "at the sample where it was largest: " + others_max_.describe(), true});
-    if (!busy_pt_.empty())
-      add_note(n, {note_id::page_tables_busy, "PageTables_workload not measurable at some samples: host busy", busy_pt_, true});
-    if (!busy_slabs_.empty())
-      add_note(n, {note_id::slabs_busy, "slabs_workload not measurable at some samples: host busy", busy_slabs_, true});
     if (slabs_on_) add_slab_notes();
-    if (clamped_)
-      add_note(n, {note_id::clamped, "PageTables_workload fell below 0 at some reading and was clamped",
-                   "PageTables fell below the run's starting point less the others' changes: page tables freed that "
-                   "no process accounted for (the kernel's own, or an exited process's RCU-deferred frees)",
-                   true});
+    for (note& f : found) add_note(n, std::move(f));
   }
 
   void add_slab_notes() {
@@ -671,17 +696,6 @@ class live_run {
                    fmt::format("cross-check: the workers' maps list {} VMAs beyond their images, slabs_workload has {}",
                                end_maps_vmas_, end_slab_vmas_),
                    "a difference is other processes' VMAs created or freed meanwhile", true});
-    if (!image_error_.empty())
-      add_note(n, {note_id::image_stopped, "the image pass stopped: slabs_workload is missing where it did not reach",
-                   image_error_, true});
-    if (no_image_)
-      add_note(n, {note_id::no_image, "some samples have no slabs_workload: the image pass did not measure that point", "", true});
-    if (unflushed_)
-      add_note(n, {note_id::unflushed, "per-CPU slabs were not flushed: active_objs also counts objects free in them",
-                   "/sys/kernel/slab/<cache>/shrink could not be written", true});
-    if (slabs_clamped_)
-      add_note(n, {note_id::slabs_clamped, "a slab cache's growth fell below the image's at some reading; clamped at 0",
-                   "host activity freed objects", true});
   }
 
   const op_stream& s_;
@@ -696,21 +710,15 @@ class live_run {
   others_change others_max_;  // the others' largest change at a sample
   uint64_t faults_exited_ = 0;
   bool grown_ = false;
-  bool clamped_ = false;
-  std::string busy_pt_, busy_slabs_;  // the first sample's evidence, for the notes
   // Slab caches (issue 3).
   bool slabs_on_ = false;
   slab_reading slab_base_;              // the real run's baseline
   std::map<uint64_t, std::vector<int64_t>> image_;  // epoch -> the image's objects per cache
-  std::string image_error_;             // why the image pass stopped early
   std::string image_busy_;              // why the image cannot be trusted
   uint64_t epoch_ = 0;                  // process ops (spawn, fork, exit) done in the real run
   std::map<uint64_t, uint64_t> image_vmas_;  // epoch -> the image workers' VMAs (/proc/PID/maps)
   std::vector<std::pair<std::string, int64_t>> end_image_;
   int64_t end_maps_vmas_ = 0, end_slab_vmas_ = 0;
-  bool no_image_ = false;
-  bool unflushed_ = false;
-  bool slabs_clamped_ = false;
 };
 
 }  // namespace
