@@ -7,10 +7,8 @@
 namespace vmlab {
 namespace {
 
-bool has_objects(const kernel& k) {
-  return k.prof.rmap.scheme == rmap_scheme::anon_vma || k.prof.rmap.scheme == rmap_scheme::anon_vma_chain;
-}
-bool chains(const kernel& k) { return k.prof.rmap.scheme == rmap_scheme::anon_vma_chain; }
+bool has_objects(const kernel& k) { return k.rmap->anon_vma_objects; }
+bool chains(const kernel& k) { return k.rmap->anon_vma_chains; }
 
 status enomem(kernel& k, const char* what) { return oom_status(k, what, gfp_zone::kernel); }
 
@@ -70,7 +68,7 @@ void avc_link(kernel& k, vm_area_struct& vma, uint32_t av, slab_object obj) {
 uint32_t find_mergeable_anon_vma(const kernel& k, const mm_struct& mm, const vm_area_struct& vma) {
   auto reusable = [&](const vm_area_struct& a, const vm_area_struct& b, const vm_area_struct& old) -> uint32_t {
     if (a.vm_end != b.vm_start || a.object != b.object || a.shared != b.shared || a.locked != b.locked) return 0;
-    if (b.pgoff != a.pgoff + a.pages()) return 0;
+    if (b.pgoff != a.pgoff + a.pages(k.geo.shift)) return 0;
     if (!old.anon_vma) return 0;
     if (chains(k) && old.avcs.size() != 1) return 0;
     return old.anon_vma;

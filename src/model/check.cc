@@ -42,7 +42,7 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
         continue;
       }
       ++n;
-      const vaddr a = base + (vaddr{i} << 12);
+      const vaddr a = base + (vaddr{i} << k.geo.shift);
       auto it = mm.vmas.upper_bound(a);
       const vm_area_struct* v = nullptr;
       if (it != mm.vmas.begin() && std::prev(it)->second.vm_end > a) v = &std::prev(it)->second;
@@ -54,7 +54,7 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
         else ++rc.exclusive_anon;
       } else if (!v->is_anon()) {
         (k.objects[v->object].kind == object_kind::file ? rss.file : rss.shmem)++;
-        ++rc.obj_refs[static_cast<size_t>(v->object)][v->pgoff + ((a - v->vm_start) >> 12)];
+        ++rc.obj_refs[static_cast<size_t>(v->object)][v->pgoff_at(a, k.geo.shift)];
       }
     }
     if (n != t->nr_present) rc.err << "nr_present " << t->nr_present << " != " << n << "; ";
@@ -114,7 +114,7 @@ void check_rmap(const kernel& k, recount& rc) {
     rc.err << "mapped file pages " << count_mapped_object_pages(k) << " != " << mapped_file << "; ";
   const uint64_t mapped_anon = rc.exclusive_anon + rc.anon_refs.size();
   if (mapped_anon != k.rm.mapped_anon) rc.err << "mapped anon pages " << k.rm.mapped_anon << " != " << mapped_anon << "; ";
-  if (k.prof.rmap.scheme == rmap_scheme::pte_chain) {
+  if (k.rmap->per_page_state) {
     for (const auto& [id, n] : rc.anon_refs) check_chain(n, k.pm.chain(id), "anon page");
     const kmem_cache* c = k.km.cache(kmem_kind::pte_chain);
     const uint64_t active = c->counters().active_objs;
@@ -140,9 +140,9 @@ void check_kmem(const kernel& k, recount& rc) {
       ++vmas;
       avcs += v.avcs.size();
       if (v.anon_vma) ++active[v.anon_vma];
-      if (k.prof.rmap.scheme == rmap_scheme::anon_vma && v.anon_vma) ++links[v.anon_vma];
+      if (k.rmap->anon_vma_objects && !k.rmap->anon_vma_chains && v.anon_vma) ++links[v.anon_vma];
       for (const auto& l : v.avcs) ++links[l.av];
-      if (v.anon_vma && k.prof.rmap.scheme == rmap_scheme::anon_vma_chain) {
+      if (v.anon_vma && k.rmap->anon_vma_chains) {
         bool on = false;
         for (const auto& l : v.avcs) on |= l.av == v.anon_vma;
         if (!on) rc.err << "VMA at 0x" << fmt_hex(start) << " has no AVC to its own anon_vma; ";
@@ -167,7 +167,7 @@ void check_kmem(const kernel& k, recount& rc) {
     const anon_vma& av = k.anon_vmas[id];
     if (!av.live) continue;
     if (av.nr_vmas != links[id]) rc.err << "anon_vma " << id << " links " << av.nr_vmas << " != " << links[id] << "; ";
-    if (k.prof.rmap.scheme != rmap_scheme::anon_vma_chain) {
+    if (!k.rmap->anon_vma_chains) {
       if (!av.nr_vmas) rc.err << "anon_vma " << id << " alive without VMAs; ";
       continue;
     }
@@ -212,9 +212,9 @@ std::string sim_kernel::check_invariants() const {
     const uint64_t n = rc.nodes[static_cast<int>(l)].size();
     if (n != k.pm.tables[static_cast<int>(l)]) rc.err << level_name(l) << " tables " << k.pm.tables[static_cast<int>(l)] << " != recount " << n << "; ";
     const bytes each = i == 0 ? k.prof.pgd_bytes() : f.at(i).table_bytes();
-    const uint64_t pg = (i == 0 && f.pgd_from_slab) ? 0 : each / 4096;
+    const uint64_t pg = (i == 0 && f.pgd_from_slab) ? 0 : each / k.geo.size();
     pages += n * pg;
-    if (k.prof.counts_in_page_tables(l)) nr_pagetable += n * pg * 4096;
+    if (k.prof.counts_in_page_tables(l)) nr_pagetable += n * pg * k.geo.size();
   }
   if (pages != k.pm.used(page_use::pgtable))
     rc.err << "page-table pages " << k.pm.used(page_use::pgtable) << " != recount " << pages << "; ";

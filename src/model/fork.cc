@@ -25,15 +25,15 @@ uint64_t& object_rss(const kernel& k, mm_struct& mm, const vm_area_struct& v) {
 // every page they map. On ENOMEM (a pte_chain) the entries copied so far stay.
 status copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_table* s, pte_table* d, vaddr base) {
   if (!s->present) return {};
-  const uint32_t entries = k.prof.paging.pte().entries;
-  const vaddr span = vaddr{entries} << 12;
-  const uint32_t from = v.vm_start > base ? uint32_t((v.vm_start - base) >> 12) : 0;
-  const uint32_t to = v.vm_end < base + span ? uint32_t((v.vm_end - base) >> 12) : entries;
-  auto obj_pg = [&](uint32_t i) { return v.pgoff + ((base + (vaddr{i} << 12) - v.vm_start) >> 12); };
+  const uint32_t entries = k.geo.entries;
+  const vaddr span = k.geo.table_span();
+  const uint32_t from = v.vm_start > base ? uint32_t(k.geo.pages(v.vm_start - base)) : 0;
+  const uint32_t to = v.vm_end < base + span ? uint32_t(k.geo.pages(v.vm_end - base)) : entries;
+  auto obj_pg = [&](uint32_t i) { return v.pgoff_at(base + (vaddr{i} << k.geo.shift), k.geo.shift); };
   // The common shared case: one pointer, no per-entry page-table work (the rmap still
   // counts every page; it cannot fail unless the scheme allocates per mapping).
   if (from == 0 && to == entries && s->is_full() && !s->anonmap && !s->writable && !d->present &&
-      k.prof.rmap.scheme != rmap_scheme::pte_chain) {
+      !k.rmap->per_page_state) {
     k.store.set_full(d);
     if (!v.is_anon()) {
       object_rss(k, dst, v) += entries;

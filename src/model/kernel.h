@@ -25,12 +25,28 @@
 
 namespace vmlab {
 
+// The base page geometry of the paging format, as the arithmetic of every mm/ file reads
+// it (PAGE_SHIFT, PTRS_PER_PTE), rather than literal 12s and 4096s.
+struct page_geometry {
+  uint8_t shift = 12;      // PAGE_SHIFT
+  uint32_t entries = 512;  // PTRS_PER_PTE
+  explicit page_geometry(const paging_format& f) : shift(f.page_shift), entries(f.pte().entries) {}
+  [[nodiscard]] bytes size() const { return bytes{1} << shift; }
+  [[nodiscard]] uint64_t pages(bytes b) const { return b >> shift; }
+  [[nodiscard]] vaddr table_span() const { return vaddr{entries} << shift; }  // what one PTE table maps
+  [[nodiscard]] vaddr word_span() const { return vaddr{64} << shift; }        // what one bitmap word maps
+  [[nodiscard]] vaddr table_base(vaddr a) const { return a & ~(table_span() - 1); }
+  [[nodiscard]] uint32_t index(vaddr a) const { return uint32_t((a >> shift) & (entries - 1)); }
+};
+
 struct kernel {
   // A machine of total_pages page frames; the caches are made by kmem_init().
   kernel(kernel_profile p, uint64_t total_pages);
   kernel(const kernel&) = delete;  // the slab caches' page callbacks point at it
   kernel& operator=(const kernel&) = delete;
   kernel_profile prof;
+  const page_geometry geo;  // of prof.paging
+  const rmap_ops* rmap;  // the profile's rmap design, chosen once here
   phys pm;
   kmem km;
   rmap_counters rm;
@@ -110,8 +126,8 @@ void exit_mmap(kernel& k, uint32_t pid);
 // (2.4's rmap walk, Mapped, sim_kernel::mappings) go through here.
 template <class F>
 void for_each_pte_table(kernel& k, mm_struct& mm, const vm_area_struct& v, F&& f) {
-  const vaddr span = vaddr{k.prof.paging.pte().entries} << 12;
-  for (vaddr base = v.vm_start & ~(span - 1); base < v.vm_end; base += span) {
+  const vaddr span = k.geo.table_span();
+  for (vaddr base = k.geo.table_base(v.vm_start); base < v.vm_end; base += span) {
     bool oom = false;
     if (const pte_table* t = pte_walk(k, mm, base, false, &oom))
       f(base, t, std::max(base, v.vm_start), std::min(base + span, v.vm_end));
@@ -119,13 +135,12 @@ void for_each_pte_table(kernel& k, mm_struct& mm, const vm_area_struct& v, F&& f
 }
 
 // --- rmap hot path (rmap.h): the object pages of one PTE word gain or lose a mapping.
-// Only pte_chain keeps per-page state; every other scheme counts ReverseMaps here and
-// leaves Mapped to be counted from the page tables.
-inline bool rmap_per_page(const kernel& k) { return k.prof.rmap.scheme == rmap_scheme::pte_chain; }
+// A design that keeps per-page state goes through its table; for every other design
+// ReverseMaps is counted here, inline, and Mapped left to be counted from the page tables.
 
 // false when a pte_chain could not be allocated (ENOMEM: "a pte_chain", GFP_KERNEL).
 inline bool rmap_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m, uint64_t& done) {
-  if (rmap_per_page(k)) return pte_chain_add_object_word(k, obj, pg0, m, done);
+  if (k.rmap->per_page_state) return k.rmap->add_object_word(k, obj, pg0, m, done);
   k.rm.mapped_may_have_grown |= m != 0;
   k.rm.reverse_maps += uint64_t(popcount64(m));
   if (k.rm.reverse_maps > k.rm.max_reverse_maps) k.rm.max_reverse_maps = k.rm.reverse_maps;
@@ -133,30 +148,18 @@ inline bool rmap_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m
   return true;
 }
 
-// fork: one more PTE maps shared anonymous page `id` (page_dup_rmap; page_add_rmap with
-// its pte_chain under 2.5). false when a pte_chain could not be allocated.
-inline bool rmap_dup_anon(kernel& k, uint32_t id) {
-  if (rmap_per_page(k)) return page_add_rmap(k, anon_page(k, id), true).ok();
-  ++*k.pm.anon_mapcount(id);
-  if (++k.rm.reverse_maps > k.rm.max_reverse_maps) k.rm.max_reverse_maps = k.rm.reverse_maps;
-  return true;
+inline void rmap_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m) {
+  if (k.rmap->per_page_state) return k.rmap->remove_object_word(k, obj, pg0, m);
+  k.rm.reverse_maps -= uint64_t(popcount64(m));
 }
+
+// fork: one more PTE maps shared anonymous page `id`. false when a pte_chain could not be
+// allocated.
+inline bool rmap_dup_anon(kernel& k, uint32_t id) { return k.rmap->dup_anon(k, id); }
 
 // One PTE less maps shared anonymous page `id`. Returns true when that was its last: the
 // id is released and the caller frees the page (page_use::anon).
-inline bool rmap_remove_anon(kernel& k, uint32_t id) {
-  uint32_t* mc = k.pm.anon_mapcount(id);
-  if (rmap_per_page(k)) {
-    page_remove_rmap(k, anon_page(k, id), true);
-  } else {
-    --*mc;
-    --k.rm.reverse_maps;
-    if (*mc == 0) --k.rm.mapped_anon;
-  }
-  if (*mc) return false;
-  k.pm.release_anon(id);
-  return true;
-}
+inline bool rmap_remove_anon(kernel& k, uint32_t id) { return k.rmap->remove_anon(k, id); }
 
 // An exclusive anonymous page (no id): n such pages gain or lose their only PTE.
 inline void page_add_anon_exclusive(kernel& k, uint64_t n) {
@@ -169,11 +172,6 @@ inline void page_add_anon_exclusive(kernel& k, uint64_t n) {
 inline void page_remove_anon_exclusive(kernel& k, uint64_t n) {
   k.rm.mapped_anon -= n;
   k.rm.reverse_maps -= n;
-}
-
-inline void rmap_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m) {
-  if (rmap_per_page(k)) return pte_chain_remove_object_word(k, obj, pg0, m);
-  k.rm.reverse_maps -= uint64_t(popcount64(m));
 }
 
 }  // namespace vmlab

@@ -42,7 +42,7 @@ void kmem_init(kernel& k) {
   make(kmem_kind::mm_struct, o.mm_struct);
   make(kmem_kind::anon_vma, o.anon_vma);
   make(kmem_kind::anon_vma_chain, o.anon_vma_chain);
-  if (k.prof.rmap.scheme == rmap_scheme::pte_chain) {
+  if (k.rmap->per_page_state) {
     // sizeof(struct pte_chain): one cache line from 2.5.35; two pointers before.
     cache_decl pc = o.pte_chain;
     pc.object_size = k.prof.rmap.pte_chain_slots == 1 ? 2 * sp.word_size : sp.cache_line;

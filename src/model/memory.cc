@@ -28,10 +28,7 @@ struct table_view {
   uint32_t nwords;
 };
 
-table_view view_of(const kernel& k) {
-  const uint32_t e = k.prof.paging.pte().entries;
-  return {e, e / 64};
-}
+table_view view_of(const kernel& k) { return {k.geo.entries, k.geo.entries / 64}; }
 
 // Sets mask[] bits [from, to) (entry indices).
 void set_bits(uint64_t* mask, uint32_t from, uint32_t to) {
@@ -48,14 +45,15 @@ void set_bits(uint64_t* mask, uint32_t from, uint32_t to) {
 // object page p0 + i, so a word is one shifted window of the object's bitmap.
 uint64_t resident_word(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w) {
   const mem_object& obj = k.objects[vma.object];
-  const vaddr wlo = base + (vaddr{w} << 18), whi = wlo + (vaddr{64} << 12);
+  const uint8_t sh0 = k.geo.shift;
+  const vaddr wlo = base + w * k.geo.word_span(), whi = wlo + k.geo.word_span();
   const vaddr lo = std::max(wlo, vma.vm_start), hi = std::min(whi, vma.vm_end);
   if (lo >= hi) return 0;
-  const uint32_t b0 = uint32_t((lo - wlo) >> 12), b1 = uint32_t((hi - wlo) >> 12);
+  const uint32_t b0 = uint32_t((lo - wlo) >> sh0), b1 = uint32_t((hi - wlo) >> sh0);
   const uint64_t in_vma = (b1 - b0 == 64 ? ~uint64_t{0} : ((uint64_t{1} << (b1 - b0)) - 1)) << b0;
   // Object page of this word's entry 0 (may be "negative" when the VMA starts inside the
   // word; those entries are masked off).
-  const int64_t p = int64_t(vma.pgoff) + (int64_t(wlo) - int64_t(vma.vm_start)) / 4096;
+  const int64_t p = int64_t(vma.pgoff) + (int64_t(wlo) - int64_t(vma.vm_start)) / int64_t(k.geo.size());
   const uint64_t* r = obj.resident.data();
   const size_t nwords = obj.resident.size();
   uint64_t v = 0;
@@ -72,7 +70,7 @@ uint64_t resident_word(const kernel& k, const vm_area_struct& vma, vaddr base, u
 // Puts the object page behind entry i into the page cache.
 bool make_resident(kernel& k, const vm_area_struct& vma, vaddr base, uint32_t i) {
   mem_object& obj = k.objects[vma.object];
-  const uint64_t pg = vma.pgoff + ((base + (vaddr{i} << 12) - vma.vm_start) >> 12);
+  const uint64_t pg = vma.pgoff_at(base + (vaddr{i} << k.geo.shift), k.geo.shift);
   if (obj.is_resident(pg)) return true;
   if (!k.pm.alloc(page_use::cache, gfp_zone::highuser, 1)) return false;
   obj.resident[pg >> 6] |= bit(uint32_t(pg & 63));
@@ -87,7 +85,7 @@ bool make_resident_word(kernel& k, const vm_area_struct& vma, vaddr base, uint32
   if (!k.pm.alloc(page_use::cache, gfp_zone::highuser, uint64_t(popcount64(cold)))) return false;
   mem_object& obj = k.objects[vma.object];
   for (uint64_t b = cold; b; b &= b - 1) {
-    const uint64_t pg = vma.pgoff + ((base + (vaddr{w * 64 + uint32_t(__builtin_ctzll(b))} << 12) - vma.vm_start) >> 12);
+    const uint64_t pg = vma.pgoff_at(base + (vaddr{w * 64 + uint32_t(__builtin_ctzll(b))} << k.geo.shift), k.geo.shift);
     obj.resident[pg >> 6] |= bit(uint32_t(pg & 63));
   }
   obj.nr_resident += uint64_t(popcount64(cold));
@@ -107,14 +105,14 @@ void map_word(kernel& k, pte_table* t, uint32_t w, uint64_t m) {
 }
 
 // Object page behind entry i of the table at `base`.
-uint64_t object_pg(const vm_area_struct& vma, vaddr base, uint32_t i) {
-  return vma.pgoff + ((base + (vaddr{i} << 12) - vma.vm_start) >> 12);
+uint64_t object_pg(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t i) {
+  return vma.pgoff_at(base + (vaddr{i} << k.geo.shift), k.geo.shift);
 }
 
 // Object page behind bit 0 of word w of the table at `base` (negative when the VMA
 // starts above it; such bits are never set for this VMA).
-int64_t object_pg0(const vm_area_struct& vma, vaddr base, uint32_t w) {
-  return int64_t(vma.pgoff) + (int64_t(base + (vaddr{w} << 18)) - int64_t(vma.vm_start)) / 4096;
+int64_t object_pg0(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w) {
+  return int64_t(vma.pgoff) + (int64_t(base + w * k.geo.word_span()) - int64_t(vma.vm_start)) / int64_t(k.geo.size());
 }
 
 // Maps the object pages of `m` (one word, none present yet): page_add_rmap for each, in
@@ -122,7 +120,7 @@ int64_t object_pg0(const vm_area_struct& vma, vaddr base, uint32_t w) {
 // stay mapped, as the kernel leaves them. `done` gets what was mapped.
 bool map_object_word(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr base, pte_table* t, uint32_t w,
                      uint64_t m, uint64_t& done) {
-  const bool ok = rmap_add_object_word(k, vma.object, object_pg0(vma, base, w), m, done);
+  const bool ok = rmap_add_object_word(k, vma.object, object_pg0(k, vma, base, w), m, done);
   map_word(k, t, w, done);
   rss_for_object(k, mm, vma) += uint64_t(popcount64(done));
   return ok;
@@ -142,10 +140,10 @@ bool tracks_writable(const kernel& k, const vm_area_struct& vma) {
 // The window do_fault_around() maps around entry p: aligned down to fault_around_pages,
 // clipped to the VMA and to this PTE page. Returns [from, to).
 std::pair<uint32_t, uint32_t> fault_around_window(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t p) {
-  const uint32_t n = static_cast<uint32_t>(k.prof.fault_around_bytes >> 12);
+  const uint32_t n = static_cast<uint32_t>(k.geo.pages(k.prof.fault_around_bytes));
   const uint32_t entries = view_of(k).entries;
-  const uint32_t vma_first = vma.vm_start <= base ? 0 : uint32_t((vma.vm_start - base) >> 12);
-  const uint32_t vma_last = vma.vm_end >= base + (vaddr{entries} << 12) ? entries : uint32_t((vma.vm_end - base) >> 12);
+  const uint32_t vma_first = vma.vm_start <= base ? 0 : uint32_t(k.geo.pages(vma.vm_start - base));
+  const uint32_t vma_last = vma.vm_end >= base + k.geo.table_span() ? entries : uint32_t(k.geo.pages(vma.vm_end - base));
   const uint32_t from = std::max(p & ~(n - 1), vma_first);
   const uint32_t to = std::min({from + n, entries, vma_last});
   return {from, to};
@@ -161,7 +159,7 @@ status read_fault_at(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, 
   ++k.faults;
   ++mm.min_flt;
   uint32_t from = p, to = p + 1;
-  if (k.prof.fault_around_bytes > 4096) std::tie(from, to) = fault_around_window(k, vma, base, p);
+  if (k.prof.fault_around_bytes > k.geo.size()) std::tie(from, to) = fault_around_window(k, vma, base, p);
   // The window is at most 16 entries, clipped at the VMA start: it spans one or two words,
   // kept here as win[x - w0] / cached[x - w0].
   const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
@@ -223,7 +221,7 @@ status wp_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_t
         ++mm.rss.anon;  // replaces the zero page or a page-cache page
         if (!vma.is_anon()) {
           --rss_for_object(k, mm, vma);
-          rmap_remove_object_word(k, vma.object, int64_t(object_pg(vma, base, i)), 1);
+          rmap_remove_object_word(k, vma.object, int64_t(object_pg(k, vma, base, i)), 1);
         }
         k.store.ensure_anonmap(t);
         t->anonmap[w] |= bit(i);
@@ -362,8 +360,7 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
   bool oom = false;
   pte_table* t = pte_walk(k, mm, addr, true, &oom);
   if (!t) return oom_status(k, "a page-table page", pte_gfp(k));
-  const table_view tv = view_of(k);
-  const uint32_t i = uint32_t((addr >> 12) & (tv.entries - 1));
+  const uint32_t i = k.geo.index(addr);
   const uint32_t w = i >> 6;
   const uint64_t b = bit(i);
   if (t->test(i)) {
@@ -376,33 +373,34 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
     maybe_full(k, t);
     return {};
   } else if (vma.is_anon() || (vma.shared && write)) {
-    status s = write_fault_none(k, mm, vma, addr & ~((vaddr{tv.entries} << 12) - 1), t, w, b);
+    status s = write_fault_none(k, mm, vma, k.geo.table_base(addr), t, w, b);
     maybe_full(k, t);
     return s;
   } else if (!write) {
-    status s = read_fault_at(k, mm, vma, addr & ~((vaddr{tv.entries} << 12) - 1), t, i, nullptr, nullptr);
+    status s = read_fault_at(k, mm, vma, k.geo.table_base(addr), t, i, nullptr, nullptr);
     maybe_full(k, t);
     return s;
   }
   // Everything else (fault-around reads, COW of file pages, write-protect faults).
   uint64_t mask[kMaxPteWords] = {};
   mask[w] = b;
-  return fault_table(k, mm, vma, addr & ~((vaddr{tv.entries} << 12) - 1), mask, write);
+  return fault_table(k, mm, vma, k.geo.table_base(addr), mask, write);
 }
 
 status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, vaddr end, bytes stride, bool write) {
   const table_view tv = view_of(k);
-  const vaddr span = vaddr{tv.entries} << 12;
-  if (stride < 4096) stride = 4096;
-  for (vaddr base = start & ~(span - 1); base < end; base += span) {
+  const vaddr span = k.geo.table_span();
+  const bytes page = k.geo.size();
+  if (stride < page) stride = page;
+  for (vaddr base = k.geo.table_base(start); base < end; base += span) {
     uint64_t mask[kMaxPteWords] = {};
     const vaddr lo = std::max(base, start), hi = std::min(base + span, end);
-    if (stride == 4096) {
-      set_bits(mask, uint32_t((lo - base) >> 12), uint32_t((hi - base + 4095) >> 12));
+    if (stride == page) {
+      set_bits(mask, uint32_t(k.geo.pages(lo - base)), uint32_t(k.geo.pages(hi - base + page - 1)));
     } else {
       // First touched address at or after lo on the stride grid from start.
       vaddr a = start + div_round_up(lo - start, stride) * stride;
-      for (; a < hi; a += stride) { const uint32_t i = uint32_t((a - base) >> 12); mask[i >> 6] |= bit(i); }
+      for (; a < hi; a += stride) { const uint32_t i = uint32_t(k.geo.pages(a - base)); mask[i >> 6] |= bit(i); }
       bool any = false;
       for (uint32_t w = 0; w < tv.nwords; ++w) any |= mask[w] != 0;
       if (!any) continue;
@@ -415,14 +413,14 @@ status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, v
 void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start, vaddr end, bool reclaim_pt) {
   const paging_format& f = k.prof.paging;
   const table_view tv = view_of(k);
-  const vaddr span = vaddr{tv.entries} << 12;
-  for (vaddr base = start & ~(span - 1); base < end; base += span) {
+  const vaddr span = k.geo.table_span();
+  for (vaddr base = k.geo.table_base(start); base < end; base += span) {
     bool oom = false;
     pte_table* t = pte_walk(k, mm, base, false, &oom);
     if (!t) continue;
     const vaddr lo = std::max(base, start), hi = std::min(base + span, end);
     uint64_t mask[kMaxPteWords] = {};
-    set_bits(mask, uint32_t((lo - base) >> 12), uint32_t((hi - base) >> 12));
+    set_bits(mask, uint32_t(k.geo.pages(lo - base)), uint32_t(k.geo.pages(hi - base)));
     if (t->present) {
       for (uint32_t w = 0; w < tv.nwords; ++w) {
         const uint64_t m = mask[w] & t->word(w);
@@ -439,7 +437,7 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
           }
         if (exclusive) page_remove_anon_exclusive(k, exclusive);
         if (exclusive + freed) k.pm.free(page_use::anon, exclusive + freed);
-        if (!vma.is_anon()) rmap_remove_object_word(k, vma.object, object_pg0(vma, base, w), m & ~am);
+        if (!vma.is_anon()) rmap_remove_object_word(k, vma.object, object_pg0(k, vma, base, w), m & ~am);
         const uint64_t anon_n = uint64_t(popcount64(am));
         mm.rss.anon -= anon_n;
         if (t->anonmap) t->anonmap[w] &= ~m;
@@ -465,13 +463,13 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
 
 void wrprotect_range(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
   const table_view tv = view_of(k);
-  const vaddr span = vaddr{tv.entries} << 12;
-  for (vaddr base = start & ~(span - 1); base < end; base += span) {
+  const vaddr span = k.geo.table_span();
+  for (vaddr base = k.geo.table_base(start); base < end; base += span) {
     bool oom = false;
     pte_table* t = pte_walk(k, mm, base, false, &oom);
     if (!t || !t->writable) continue;
     uint64_t mask[kMaxPteWords] = {};
-    set_bits(mask, uint32_t((std::max(base, start) - base) >> 12), uint32_t((std::min(base + span, end) - base) >> 12));
+    set_bits(mask, uint32_t(k.geo.pages(std::max(base, start) - base)), uint32_t(k.geo.pages(std::min(base + span, end) - base)));
     for (uint32_t w = 0; w < tv.nwords; ++w) t->writable[w] &= ~mask[w];
   }
 }

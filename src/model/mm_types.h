@@ -84,7 +84,12 @@ struct vm_area_struct {
   // is_cow_mapping(): private and may become writable. We treat every private VMA as
   // such (mprotect may add PROT_WRITE later; VM_MAYWRITE is always set for ours).
   [[nodiscard]] bool is_cow() const { return !shared; }
-  [[nodiscard]] uint64_t pages() const { return (vm_end - vm_start) >> 12; }
+  [[nodiscard]] uint64_t pages(uint8_t page_shift) const { return (vm_end - vm_start) >> page_shift; }
+  // The object page (or, anonymous, the linear page index) mapped at addr.
+  [[nodiscard]] uint64_t pgoff_at(vaddr addr, uint8_t page_shift) const {
+    return pgoff + ((addr - vm_start) >> page_shift);
+  }
+  [[nodiscard]] vaddr addr_of(uint64_t pg, uint8_t page_shift) const { return vm_start + ((pg - pgoff) << page_shift); }
 };
 
 // Per-mm RSS counters (MM_ANONPAGES, MM_FILEPAGES, MM_SHMEMPAGES), in pages.

@@ -18,19 +18,21 @@ namespace vmlab {
 namespace {
 
 constexpr vaddr kMmapMinAddr = 64 * KiB;
+// An align request of at most this is no request: every mapping is page aligned.
+constexpr bytes kMmapMinAlign = 4 * KiB;
 
 // is_mergeable_anon_vma(): the same anon_vma, or one side without; under anon_vma_chain
 // a VMA that is on several anon_vmas (forked) does not merge with one that has none.
 bool anon_compatible(const kernel& k, const vm_area_struct& a, const vm_area_struct& b) {
   if (a.anon_vma && b.anon_vma) return a.anon_vma == b.anon_vma;
   const vm_area_struct& with = a.anon_vma ? a : b;
-  return k.prof.rmap.scheme != rmap_scheme::anon_vma_chain || with.avcs.size() <= 1;
+  return !k.rmap->anon_vma_chains || with.avcs.size() <= 1;
 }
 
 bool can_merge(const kernel& k, const vm_area_struct& a, const vm_area_struct& b) {
   if (a.vm_end != b.vm_start) return false;
   if (a.prot != b.prot || a.shared != b.shared || a.locked != b.locked || a.object != b.object) return false;
-  if (a.pgoff + a.pages() != b.pgoff) return false;
+  if (a.pgoff + a.pages(k.geo.shift) != b.pgoff) return false;
   return anon_compatible(k, a, b);
 }
 
@@ -70,7 +72,7 @@ status split_at(kernel& k, mm_struct& mm, vaddr addr) {
   vm_area_struct tail = *v;
   tail.avcs.clear();
   tail.vm_start = addr;
-  tail.pgoff = v->pgoff + ((addr - v->vm_start) >> 12);
+  tail.pgoff = v->pgoff_at(addr, k.geo.shift);
   if (status s = vm_area_alloc(k, tail); !s.ok()) return s;
   if (status s = anon_vma_clone(k, tail, *v); !s.ok()) {
     tail.anon_vma = 0;
@@ -88,15 +90,15 @@ bool overlaps(const mm_struct& mm, vaddr start, vaddr end) {
   return std::prev(it)->second.vm_end > start;
 }
 
-// First aligned address >= a with addr % align == phase.
+// First aligned address >= a with addr % align == phase (align 0, or at most a page: a).
 vaddr align_up(vaddr a, bytes align, bytes phase) {
-  if (align <= 4096) return a;
+  if (align <= kMmapMinAlign) return a;
   vaddr x = (a & ~(align - 1)) + phase;
   return x < a ? x + align : x;
 }
 // Last aligned address <= a.
 vaddr align_down(vaddr a, bytes align, bytes phase) {
-  if (align <= 4096) return a;
+  if (align <= kMmapMinAlign) return a;
   vaddr x = (a & ~(align - 1)) + phase;
   return x > a ? x - align : x;
 }
@@ -144,7 +146,7 @@ result<vaddr> get_unmapped_area(const kernel& k, const mm_struct& mm, bytes len,
     a = area_topdown(mm, k.prof.mmap_base, len, align, phase);
     // "A failed mmap() very likely causes application failure, so fall back to the
     // bottom-up function here" (arch_get_unmapped_area_topdown): from TASK_UNMAPPED_BASE.
-    if (!a) a = area_bottomup(mm, round_up(task_size / 3, 4096), task_size, len, align, phase);
+    if (!a) a = area_bottomup(mm, round_up(task_size / 3, k.geo.size()), task_size, len, align, phase);
   } else {
     a = area_bottomup(mm, k.prof.mmap_base, task_size, len, align, phase);
   }
@@ -162,7 +164,7 @@ status populate(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
   while (v && v->vm_start < end) {
     const bool write = !v->shared && v->writable();
     const vaddr lo = std::max(start, v->vm_start), hi = std::min(end, v->vm_end);
-    if (status s = touch_range(k, mm, *v, lo, hi, 4096, write); !s.ok()) return s;
+    if (status s = touch_range(k, mm, *v, lo, hi, k.geo.size(), write); !s.ok()) return s;
     v = hi < end ? find_vma(mm, hi) : nullptr;
   }
   return {};
@@ -178,12 +180,14 @@ vm_area_struct* find_vma(mm_struct& mm, vaddr addr) {
 }
 
 result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
-  if (o.len == 0 || (o.len & 4095)) return status::refused("EINVAL: mmap length must be a non-zero multiple of 4096");
+  const bytes page_mask = k.geo.size() - 1;
+  if (o.len == 0 || (o.len & page_mask))
+    return status::refused("EINVAL: mmap length must be a non-zero multiple of the page size, " + std::to_string(k.geo.size()));
   if (o.len > k.prof.paging.task_size - kMmapMinAddr)
     return status::refused("ENOMEM: mapping of " + std::to_string(o.len) + " bytes is larger than the address space");
   vaddr addr;
   if (o.fixed) {
-    if ((o.addr & 4095) || o.addr < kMmapMinAddr || o.addr + o.len > k.prof.paging.task_size || o.addr + o.len < o.addr)
+    if ((o.addr & page_mask) || o.addr < kMmapMinAddr || o.addr + o.len > k.prof.paging.task_size || o.addr + o.len < o.addr)
       return status::refused("EINVAL: fixed mapping [" + std::to_string(o.addr) + ", +" + std::to_string(o.len) +
                               ") lies outside user space");
     if (overlaps(mm, o.addr, o.addr + o.len)) return status::refused("EEXIST: fixed mapping overlaps an existing mapping");
@@ -200,7 +204,7 @@ result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
   v.shared = o.shared;
   v.locked = o.locked;
   v.object = o.object;
-  v.pgoff = o.object < 0 ? addr >> 12 : o.obj_off >> 12;
+  v.pgoff = o.object < 0 ? addr >> k.geo.shift : o.obj_off >> k.geo.shift;
   if (status s = vm_area_alloc(k, v); !s.ok()) return s;
   mm.vmas.emplace(addr, v);
   mm.maps[o.map] = {addr, o.len};

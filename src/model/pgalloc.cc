@@ -12,8 +12,8 @@ namespace {
 
 // Pages one node at level index `idx` occupies in physical memory (0 for a slab PGD).
 uint64_t node_pages(const kernel_profile& p, int idx) {
-  if (idx == 0) return p.paging.pgd_from_slab ? 0 : p.pgd_bytes() / 4096;
-  return p.paging.at(idx).table_bytes() / 4096;
+  if (idx == 0) return p.paging.pgd_from_slab ? 0 : p.pgd_bytes() / p.paging.page_size();
+  return p.paging.at(idx).table_bytes() / p.paging.page_size();
 }
 
 bytes node_bytes(const kernel_profile& p, int idx) {
@@ -31,7 +31,7 @@ void account_node(kernel& k, int idx, int64_t delta) {
   k.pm.tables[static_cast<int>(l)] += static_cast<uint64_t>(delta);
   // PageTables counts only page-sized tables: a slab PGD is excluded even on 6.14+.
   if (k.prof.counts_in_page_tables(l) && pages)
-    k.pm.nr_pagetable += static_cast<uint64_t>(delta) * pages * 4096;
+    k.pm.nr_pagetable += static_cast<uint64_t>(delta) * pages * k.geo.size();
   if (delta > 0) {
     k.peak.page_tables = std::max(k.peak.page_tables, k.pm.nr_pagetable);
     k.peak.page_tables_workload = k.peak.page_tables;
@@ -78,7 +78,8 @@ status oom_status(const kernel& k, const char* what, gfp_zone g) {
 }
 
 uint64_t boot_reserved_pages(const kernel_profile& p, uint64_t total_pages) {
-  return div_round_up(total_pages * p.objs.struct_page, 4096) + div_round_up(p.objs.kernel_image, 4096);
+  const bytes page = p.paging.page_size();
+  return div_round_up(total_pages * p.objs.struct_page, page) + div_round_up(p.objs.kernel_image, page);
 }
 
 void* pt_alloc(kernel& k, mm_struct& mm, int idx) {

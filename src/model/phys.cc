@@ -25,19 +25,19 @@ const char* page_use_name(page_use u) {
   return "?";
 }
 
-phys::phys(const zone_policy& zp, uint64_t total_pages, uint64_t reserved) : total_(total_pages) {
-  constexpr uint64_t kDmaPages = (16 * MiB) >> 12;
+phys::phys(const zone_policy& zp, uint8_t page_shift, uint64_t total_pages, uint64_t reserved) : total_(total_pages) {
+  const uint64_t kDmaPages = (16 * MiB) >> page_shift;
   auto z = [&](zone_type t) -> uint64_t& { return present_[static_cast<int>(t)]; };
   uint64_t rest = total_pages;
   z(zone_type::dma) = std::min(rest, kDmaPages);
   rest -= z(zone_type::dma);
   if (zp.highmem) {
-    z(zone_type::normal) = std::min(rest, (zp.lowmem_limit >> 12) - kDmaPages);
+    z(zone_type::normal) = std::min(rest, (zp.lowmem_limit >> page_shift) - kDmaPages);
     z(zone_type::highmem) = rest - z(zone_type::normal);
     highuser_ = {zone_type::highmem, zone_type::normal, zone_type::dma};
     kernel_ = {zone_type::normal, zone_type::dma};
   } else if (zp.dma32_limit) {
-    z(zone_type::dma32) = std::min(rest, (zp.dma32_limit >> 12) - kDmaPages);
+    z(zone_type::dma32) = std::min(rest, (zp.dma32_limit >> page_shift) - kDmaPages);
     z(zone_type::normal) = rest - z(zone_type::dma32);
     highuser_ = kernel_ = {zone_type::normal, zone_type::dma32, zone_type::dma};
   } else {

@@ -62,7 +62,7 @@ class phys {
  public:
   // A machine of total_pages page frames, zoned as the policy says, with `reserved` pages
   // (mem_map, kernel image) taken from low memory at boot.
-  phys(const zone_policy& zp, uint64_t total_pages, uint64_t reserved);
+  phys(const zone_policy& zp, uint8_t page_shift, uint64_t total_pages, uint64_t reserved);
 
   // n pages for `use` from the zonelist of g, preferred zone first; all or nothing (on
   // failure nothing changes; oom_status() says where memory went).

@@ -8,7 +8,6 @@ namespace vmlab {
 namespace {
 
 uint32_t slots(const kernel& k) { return k.prof.rmap.pte_chain_slots; }
-bool chained(const kernel& k) { return k.prof.rmap.scheme == rmap_scheme::pte_chain; }
 
 // pte_chain objects by id (object index in the cache + 1) with their `next` links.
 uint32_t chain_alloc(kernel& k) {
@@ -36,7 +35,7 @@ uint32_t chain_pop(kernel& k, uint32_t head) {
 
 // Mapped's maximum, where it is kept incrementally (pte_chain; anonymous pages).
 void note_mapped_growth(kernel& k) {
-  if (!chained(k)) {
+  if (!k.rmap->per_page_state) {
     k.rm.mapped_may_have_grown = true;
     return;
   }
@@ -51,7 +50,7 @@ uint64_t pte_chain_objects(const kernel& k, uint64_t n) {
 
 status page_add_rmap(kernel& k, page_rmap p, bool anon) {
   uint32_t& n = *p.mapcount;
-  if (chained(k) && n >= 1) {
+  if (k.rmap->per_page_state && n >= 1) {
     uint32_t& head = *p.chain;
     const uint32_t r = slots(k);
     if (head == 0) {
@@ -88,7 +87,7 @@ status page_add_rmap(kernel& k, page_rmap p, bool anon) {
 
 void page_remove_rmap(kernel& k, page_rmap p, bool anon) {
   uint32_t& n = *p.mapcount;
-  if (chained(k) && *p.chain) {
+  if (k.rmap->per_page_state && *p.chain) {
     uint32_t& head = *p.chain;
     const uint32_t r = slots(k);
     // 2.5.35+: the head's first used slot fills the victim's; the head goes when empty.
@@ -101,6 +100,8 @@ void page_remove_rmap(kernel& k, page_rmap p, bool anon) {
   if (--n == 0) --(anon ? k.rm.mapped_anon : k.rm.mapped_file);
   --k.rm.reverse_maps;
 }
+
+namespace {
 
 bool pte_chain_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m, uint64_t& done) {
   done = 0;
@@ -116,9 +117,38 @@ void pte_chain_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t 
     page_remove_rmap(k, object_page(k, obj, uint64_t(pg0 + __builtin_ctzll(b))), false);
 }
 
-uint64_t count_mapped_object_pages(const kernel& k) {
-  if (chained(k)) return k.rm.mapped_file;
-  // OR every object VMA's present, non-anonymous PTEs into a bitmap of its object's pages.
+// Shared anonymous pages: page_dup_rmap (with its pte_chain under 2.5), page_remove_rmap.
+bool pte_chain_dup_anon(kernel& k, uint32_t id) { return page_add_rmap(k, anon_page(k, id), true).ok(); }
+
+bool pte_chain_remove_anon(kernel& k, uint32_t id) {
+  page_remove_rmap(k, anon_page(k, id), true);
+  if (k.pm.mapcount(id)) return false;
+  k.pm.release_anon(id);
+  return true;
+}
+
+// The schemes without per-page state keep only the mapcount of shared anonymous pages
+// (do_wp_page needs it) and the counters.
+bool mapcount_dup_anon(kernel& k, uint32_t id) {
+  ++*k.pm.anon_mapcount(id);
+  if (++k.rm.reverse_maps > k.rm.max_reverse_maps) k.rm.max_reverse_maps = k.rm.reverse_maps;
+  return true;
+}
+
+bool mapcount_remove_anon(kernel& k, uint32_t id) {
+  uint32_t* mc = k.pm.anon_mapcount(id);
+  --*mc;
+  --k.rm.reverse_maps;
+  if (*mc) return false;
+  --k.rm.mapped_anon;
+  k.pm.release_anon(id);
+  return true;
+}
+
+uint64_t pte_chain_mapped_object_pages(const kernel& k) { return k.rm.mapped_file; }
+
+// Every object VMA's present, non-anonymous PTEs ORed into a bitmap of its object's pages.
+uint64_t scan_mapped_object_pages(const kernel& k) {
   std::vector<std::vector<uint64_t>> seen(k.objects.size());
   const uint32_t entries = k.prof.paging.pte().entries;
   for (const auto& [pid, mmp] : k.mms) {
@@ -134,8 +164,8 @@ uint64_t count_mapped_object_pages(const kernel& k) {
         if (t->is_full() && !t->anonmap) {
           // Every entry maps its object page: one range of the bitmap.
           const vaddr lo = vlo, hi = vhi;
-          uint64_t pg = v.pgoff + ((lo - v.vm_start) >> 12);
-          for (uint64_t n = (hi - lo) >> 12; n;) {
+          uint64_t pg = v.pgoff_at(lo, k.geo.shift);
+          for (uint64_t n = k.geo.pages(hi - lo); n;) {
             const uint64_t sh = pg & 63, take = std::min<uint64_t>(n, 64 - sh);
             bits[pg >> 6] |= (take == 64 ? ~uint64_t{0} : ((uint64_t{1} << take) - 1)) << sh;
             pg += take;
@@ -144,15 +174,15 @@ uint64_t count_mapped_object_pages(const kernel& k) {
           return;
         }
         for (uint32_t w = 0; w < entries / 64; ++w) {
-          const vaddr wlo = base + (vaddr{w} << 18), whi = wlo + (vaddr{64} << 12);
+          const vaddr wlo = base + w * k.geo.word_span(), whi = wlo + k.geo.word_span();
           const vaddr lo = std::max(wlo, v.vm_start), hi = std::min(whi, v.vm_end);
           if (lo >= hi) continue;
-          const uint32_t b0 = uint32_t((lo - wlo) >> 12), b1 = uint32_t((hi - wlo) >> 12);
+          const uint32_t b0 = uint32_t(k.geo.pages(lo - wlo)), b1 = uint32_t(k.geo.pages(hi - wlo));
           const uint64_t in_vma = (b1 - b0 == 64 ? ~uint64_t{0} : ((uint64_t{1} << (b1 - b0)) - 1)) << b0;
           uint64_t m = t->word(w) & ~t->anon_word(w) & in_vma;
           if (!m) continue;
           // Bit b of m is object page pg0 + b; bits below the VMA are clear in m.
-          int64_t pg0 = int64_t(v.pgoff) + (int64_t(wlo) - int64_t(v.vm_start)) / 4096;
+          int64_t pg0 = int64_t(v.pgoff) + (int64_t(wlo) - int64_t(v.vm_start)) / int64_t(k.geo.size());
           if (pg0 < 0) {
             m >>= -pg0;
             pg0 = 0;
@@ -170,6 +200,10 @@ uint64_t count_mapped_object_pages(const kernel& k) {
   return n;
 }
 
+}  // namespace
+
+uint64_t count_mapped_object_pages(const kernel& k) { return k.rmap->mapped_object_pages(k); }
+
 uint64_t mapped_pages(const kernel& k) {
   return count_mapped_object_pages(k) + (k.prof.meminfo.mapped_counts_anon ? k.rm.mapped_anon : 0);
 }
@@ -186,11 +220,11 @@ uint64_t object_page_mapcount(const kernel& k, int32_t obj, uint64_t pg) {
   uint64_t n = 0;
   for (const auto& [pid, mmp] : k.mms)
     for (const auto& [start, v] : mmp->vmas) {
-      if (v.object != obj || pg < v.pgoff || pg >= v.pgoff + v.pages()) continue;
-      const vaddr a = v.vm_start + ((pg - v.pgoff) << 12);
+      if (v.object != obj || pg < v.pgoff || pg >= v.pgoff + v.pages(k.geo.shift)) continue;
+      const vaddr a = v.addr_of(pg, k.geo.shift);
       bool oom = false;
       const pte_table* t = pte_walk(const_cast<kernel&>(k), *mmp, a, false, &oom);
-      const uint32_t i = uint32_t((a >> 12) & (k.prof.paging.pte().entries - 1));
+      const uint32_t i = k.geo.index(a);
       if (t && t->test(i) && !((t->anon_word(i >> 6) >> (i & 63)) & 1)) ++n;
     }
   return n;
@@ -205,10 +239,8 @@ page_rmap anon_page(kernel& k, uint32_t id) { return {k.pm.anon_mapcount(id), k.
 
 // ---- rmap walks --------------------------------------------------------------------
 
-namespace {
-
 // The page mapped at one address: what try_to_unmap is asked about.
-struct page_id {
+struct rmap_page {
   enum kind_t : uint8_t { none, object, anon_shared, anon_exclusive } kind = none;
   int32_t obj = -1;
   uint64_t pg = 0;      // object page, or the anonymous page's pgoff (linear index)
@@ -217,6 +249,9 @@ struct page_id {
   mm_struct* mm = nullptr;  // exclusive anon: its only mapping
   vaddr addr = 0;
 };
+
+namespace {
+
 
 struct pte_loc {
   pte_table* t = nullptr;
@@ -227,28 +262,28 @@ pte_loc locate(kernel& k, mm_struct& mm, vaddr addr) {
   bool oom = false;
   pte_table* t = pte_walk(k, mm, addr, false, &oom);
   if (!t) return {};
-  return {t, uint32_t((addr >> 12) & (k.prof.paging.pte().entries - 1))};
+  return {t, k.geo.index(addr)};
 }
 
 bool anon_bit(const pte_table* t, uint32_t i) { return (t->anon_word(i >> 6) >> (i & 63)) & 1; }
 
-page_id identify(kernel& k, mm_struct& mm, vaddr addr) {
-  page_id p;
+rmap_page identify(kernel& k, mm_struct& mm, vaddr addr) {
+  rmap_page p;
   vm_area_struct* v = find_vma(mm, addr);
   if (!v) return p;
   const pte_loc l = locate(k, mm, addr);
   if (!l.t || !l.t->test(l.i)) return p;
-  const uint64_t pgoff = v->pgoff + ((addr - v->vm_start) >> 12);
+  const uint64_t pgoff = v->pgoff_at(addr, k.geo.shift);
   if (anon_bit(l.t, l.i)) {
     p.pg = pgoff;
     p.id = l.t->anon ? l.t->anon[l.i] : 0;
-    p.kind = p.id ? page_id::anon_shared : page_id::anon_exclusive;
+    p.kind = p.id ? rmap_page::anon_shared : rmap_page::anon_exclusive;
     p.av = p.id ? k.pm.anon_origin(p.id) : v->anon_vma;
     if (!p.av) p.av = v->anon_vma;
     p.mm = &mm;
     p.addr = addr;
   } else if (!v->is_anon()) {
-    p.kind = page_id::object;
+    p.kind = rmap_page::object;
     p.obj = v->object;
     p.pg = pgoff;
   }
@@ -256,111 +291,108 @@ page_id identify(kernel& k, mm_struct& mm, vaddr addr) {
 }
 
 // Whether entry i of PTE table t, at addr of mm inside v, maps page p.
-bool entry_maps(const pte_table* t, uint32_t i, const mm_struct& mm, const vm_area_struct& v, vaddr addr,
-                const page_id& p) {
+bool entry_maps(uint8_t shift, const pte_table* t, uint32_t i, const mm_struct& mm, const vm_area_struct& v,
+                vaddr addr, const rmap_page& p) {
   if (!t || !t->test(i)) return false;
   switch (p.kind) {
-    case page_id::object:
-      return !anon_bit(t, i) && v.object == p.obj && v.pgoff + ((addr - v.vm_start) >> 12) == p.pg;
-    case page_id::anon_shared: return anon_bit(t, i) && t->anon && t->anon[i] == p.id;
-    case page_id::anon_exclusive: return &mm == p.mm && addr == p.addr;
-    case page_id::none: return false;
+    case rmap_page::object:
+      return !anon_bit(t, i) && v.object == p.obj && v.pgoff_at(addr, shift) == p.pg;
+    case rmap_page::anon_shared: return anon_bit(t, i) && t->anon && t->anon[i] == p.id;
+    case rmap_page::anon_exclusive: return &mm == p.mm && addr == p.addr;
+    case rmap_page::none: return false;
   }
   return false;
 }
 
-bool maps(kernel& k, mm_struct& mm, const vm_area_struct& v, vaddr addr, const page_id& p) {
+bool maps(kernel& k, mm_struct& mm, const vm_area_struct& v, vaddr addr, const rmap_page& p) {
   const pte_loc l = locate(k, mm, addr);
-  return entry_maps(l.t, l.i, mm, v, addr, p);
+  return entry_maps(k.geo.shift, l.t, l.i, mm, v, addr, p);
 }
 
-struct mapping {
-  mm_struct* mm;
-  vaddr addr;
-};
+using mapping = rmap_mapping;
 
 // The VMA of each mm that would hold page p at its pgoff, with the address it maps it at.
 template <class F>
-void for_each_candidate(kernel& k, const page_id& p, F&& f) {
+void for_each_candidate(kernel& k, const rmap_page& p, F&& f) {
   for (auto& [pid, mmp] : k.mms)
     for (auto& [start, v] : mmp->vmas) {
-      if (p.kind == page_id::object ? v.object != p.obj : !v.is_cow()) continue;
-      if (p.kind != page_id::object && !v.is_anon() && !v.has_anon_vma) continue;
-      if (p.pg < v.pgoff || p.pg >= v.pgoff + v.pages()) continue;
-      f(*mmp, v, v.vm_start + ((p.pg - v.pgoff) << 12));
+      if (p.kind == rmap_page::object ? v.object != p.obj : !v.is_cow()) continue;
+      if (p.kind != rmap_page::object && !v.is_anon() && !v.has_anon_vma) continue;
+      if (p.pg < v.pgoff || p.pg >= v.pgoff + v.pages(k.geo.shift)) continue;
+      f(*mmp, v, v.addr_of(p.pg, k.geo.shift));
     }
 }
 
-bool on_anon_vma(const kernel& k, const vm_area_struct& v, uint32_t av) {
-  if (k.prof.rmap.scheme == rmap_scheme::anon_vma) return v.anon_vma == av;
-  for (const auto& l : v.avcs)
-    if (l.av == av) return true;
-  return false;
-}
-
-// Finds every PTE mapping p the way the scheme would, counting its work.
-std::vector<mapping> rmap_walk(kernel& k, const page_id& p, rmap_work& w) {
-  std::vector<mapping> found;
-  ++w.walks;
-  switch (k.prof.rmap.scheme) {
-    case rmap_scheme::none: {
-      // swap_out(): every mm, every VMA, every PTE table under it, entry by entry.
-      for (auto& mm_entry : k.mms) {
-        mm_struct* mm = mm_entry.second.get();  // not a structured binding: clang 14 cannot capture those
-        for (auto& vma_entry : mm->vmas) {
-          const vm_area_struct& v = vma_entry.second;
-          for_each_pte_table(k, *mm, v, [&](vaddr base, const pte_table* t, vaddr lo, vaddr hi) {
-            ++w.pt_walks;
-            w.ptes_scanned += (hi - lo) >> 12;
-            for (vaddr a = lo; a < hi; a += 4096)
-              if (entry_maps(t, uint32_t((a - base) >> 12), *mm, v, a, p)) found.push_back({mm, a});
-          });
-        }
-      }
-      return found;
-    }
-    case rmap_scheme::pte_chain: {
-      // The chain holds exactly the mapping PTEs; each costs ptep_to_mm + find_vma.
-      uint64_t n = 0;
-      bool in_chain = false;
-      if (p.kind == page_id::object) {
-        const mem_object& o = k.objects[static_cast<size_t>(p.obj)];
-        n = o.mapcount[p.pg];
-        in_chain = o.chain[p.pg] != 0;  // pte_chain: per-page state exists
-      } else if (p.kind == page_id::anon_shared) {
-        n = k.pm.mapcount(p.id);
-        in_chain = k.pm.chain(p.id) != 0;
-      } else {
-        n = 1;
-      }
-      w.chain_entries += n;
-      if (in_chain) w.chain_objects += pte_chain_objects(k, n);
-      w.pt_walks += n;
-      break;
-    }
-    case rmap_scheme::anon_vma:
-    case rmap_scheme::anon_vma_chain: {
-      // File pages: the i_mmap tree yields the VMAs covering the page. Anonymous pages:
-      // 2.6.7 walks the anon_vma's whole list; anon_vma_chain stabs the anon_vma's tree.
-      uint64_t covering = 0;
-      for_each_candidate(k, p, [&](mm_struct&, vm_area_struct& v, vaddr) {
-        if (p.kind != page_id::object && !on_anon_vma(k, v, p.av)) return;
-        ++covering;
+// swap_out() (2.4): every mm, every VMA, every PTE table under it, entry by entry.
+void walk_scan(kernel& k, const rmap_page& p, rmap_work& w, std::vector<mapping>& found) {
+  const uint8_t shift = k.prof.paging.page_shift;
+  for (auto& mm_entry : k.mms) {
+    mm_struct* mm = mm_entry.second.get();  // not a structured binding: clang 14 cannot capture those
+    for (auto& vma_entry : mm->vmas) {
+      const vm_area_struct& v = vma_entry.second;
+      for_each_pte_table(k, *mm, v, [&](vaddr base, const pte_table* t, vaddr lo, vaddr hi) {
+        ++w.pt_walks;
+        w.ptes_scanned += (hi - lo) >> shift;
+        for (vaddr a = lo; a < hi; a += vaddr{1} << shift)
+          if (entry_maps(shift, t, uint32_t((a - base) >> shift), *mm, v, a, p)) found.push_back({mm, a});
       });
-      w.vmas_visited += covering;
-      w.pt_walks += covering;  // page_vma_mapped_walk() / page_check_address() per VMA
-      // 2.6.7's list also holds the family's VMAs that do not cover this pgoff: visited,
-      // vma_address() fails, no page-table walk.
-      if (p.kind != page_id::object && k.prof.rmap.scheme == rmap_scheme::anon_vma && p.av)
-        w.vmas_visited += k.anon_vmas[p.av].nr_vmas - covering;
-      break;
     }
   }
-  // The PTEs the scheme reaches are the ones that map the page (for the walks above that
-  // only count, the mappings are found directly).
+}
+
+// The PTEs the walks below reach are the ones that map the page: found directly.
+void find_mappings(kernel& k, const rmap_page& p, std::vector<mapping>& found) {
   for_each_candidate(k, p, [&](mm_struct& mm, vm_area_struct& v, vaddr a) {
     if (maps(k, mm, v, a, p)) found.push_back({&mm, a});
   });
+}
+
+// pte_chain: the chain holds exactly the mapping PTEs; each costs ptep_to_mm + find_vma.
+void walk_pte_chain(kernel& k, const rmap_page& p, rmap_work& w, std::vector<mapping>& found) {
+  uint64_t n = 1;
+  bool in_chain = false;
+  if (p.kind == rmap_page::object) {
+    const mem_object& o = k.objects[static_cast<size_t>(p.obj)];
+    n = o.mapcount[p.pg];
+    in_chain = o.chain[p.pg] != 0;
+  } else if (p.kind == rmap_page::anon_shared) {
+    n = k.pm.mapcount(p.id);
+    in_chain = k.pm.chain(p.id) != 0;
+  }
+  w.chain_entries += n;
+  if (in_chain) w.chain_objects += pte_chain_objects(k, n);
+  w.pt_walks += n;
+  find_mappings(k, p, found);
+}
+
+// Object-based: file pages through the i_mmap tree (the VMAs covering the page's pgoff);
+// anonymous pages through their anon_vma. 2.6.7 walks the anon_vma's whole list (the
+// family's VMAs that do not cover this pgoff are visited, vma_address() fails, no
+// page-table walk); anon_vma_chain stabs the anon_vma's tree.
+void walk_object_based(kernel& k, const rmap_page& p, rmap_work& w, std::vector<mapping>& found) {
+  const bool chain = k.rmap->anon_vma_chains;
+  auto on_anon_vma = [&](const vm_area_struct& v) {
+    if (!chain) return v.anon_vma == p.av;
+    for (const auto& l : v.avcs)
+      if (l.av == p.av) return true;
+    return false;
+  };
+  uint64_t covering = 0;
+  for_each_candidate(k, p, [&](mm_struct&, vm_area_struct& v, vaddr) {
+    if (p.kind != rmap_page::object && !on_anon_vma(v)) return;
+    ++covering;
+  });
+  w.vmas_visited += covering;
+  w.pt_walks += covering;  // page_vma_mapped_walk() / page_check_address() per VMA
+  if (p.kind != rmap_page::object && !chain && p.av) w.vmas_visited += k.anon_vmas[p.av].nr_vmas - covering;
+  find_mappings(k, p, found);
+}
+
+// Finds every PTE mapping p the way the design would, counting its work.
+std::vector<mapping> rmap_walk(kernel& k, const rmap_page& p, rmap_work& w) {
+  ++w.walks;
+  std::vector<mapping> found;
+  k.rmap->walk(k, p, w, found);
   return found;
 }
 
@@ -377,14 +409,14 @@ void add_work(rmap_work& to, const rmap_work& w) {
 }  // namespace
 
 uint64_t page_referenced(kernel& k, mm_struct& mm, vaddr addr) {
-  const page_id p = identify(k, mm, addr);
-  if (p.kind == page_id::none) return 0;
+  const rmap_page p = identify(k, mm, addr);
+  if (p.kind == rmap_page::none) return 0;
   rmap_work w;
   const uint64_t n = rmap_walk(k, p, w).size();
   add_work(k.rm.work, w);
   // 2.5.35+: a chain down to one pte goes back to PageDirect here, and only here.
-  if (chained(k) && p.kind != page_id::anon_exclusive) {
-    page_rmap r = p.kind == page_id::object ? object_page(k, p.obj, p.pg) : anon_page(k, p.id);
+  if (k.rmap->per_page_state && p.kind != rmap_page::anon_exclusive) {
+    page_rmap r = p.kind == rmap_page::object ? object_page(k, p.obj, p.pg) : anon_page(k, p.id);
     if (*r.chain && *r.mapcount == 1) *r.chain = chain_pop(k, *r.chain);
   }
   return n;
@@ -392,8 +424,8 @@ uint64_t page_referenced(kernel& k, mm_struct& mm, vaddr addr) {
 
 rmap_work try_to_unmap(kernel& k, mm_struct& mm, vaddr addr) {
   rmap_work w;
-  const page_id p = identify(k, mm, addr);
-  if (p.kind == page_id::none) return w;
+  const rmap_page p = identify(k, mm, addr);
+  if (p.kind == rmap_page::none) return w;
   const std::vector<mapping> found = rmap_walk(k, p, w);
   // An mlocked page is not reclaimed: 2.4 try_to_swap_out and 2.6 try_to_unmap_one refuse
   // VM_LOCKED (SWAP_FAIL ends the walk), and 6.x keeps mlocked folios off the evictable
@@ -405,11 +437,51 @@ rmap_work try_to_unmap(kernel& k, mm_struct& mm, vaddr addr) {
     }
   for (const mapping& m : found) {
     vm_area_struct* v = find_vma(*m.mm, m.addr);
-    zap_range(k, *m.mm, *v, m.addr, m.addr + 4096, false);
+    zap_range(k, *m.mm, *v, m.addr, m.addr + k.geo.size(), false);
     ++w.unmapped;
   }
   add_work(k.rm.work, w);
   return w;
+}
+
+const rmap_ops& rmap_ops_for(rmap_scheme s) {
+  static const rmap_ops none{rmap_scheme::none, false, false, false, nullptr, nullptr, mapcount_dup_anon,
+                             mapcount_remove_anon, walk_scan, scan_mapped_object_pages};
+  static const rmap_ops pte_chain{rmap_scheme::pte_chain, true, false, false, pte_chain_add_object_word,
+                                  pte_chain_remove_object_word, pte_chain_dup_anon, pte_chain_remove_anon,
+                                  walk_pte_chain, pte_chain_mapped_object_pages};
+  static const rmap_ops anon_vma{rmap_scheme::anon_vma, false, true, false, nullptr, nullptr, mapcount_dup_anon,
+                                 mapcount_remove_anon, walk_object_based, scan_mapped_object_pages};
+  static const rmap_ops anon_vma_chain{rmap_scheme::anon_vma_chain, false, true, true, nullptr, nullptr,
+                                       mapcount_dup_anon, mapcount_remove_anon, walk_object_based,
+                                       scan_mapped_object_pages};
+  switch (s) {
+    case rmap_scheme::none: return none;
+    case rmap_scheme::pte_chain: return pte_chain;
+    case rmap_scheme::anon_vma: return anon_vma;
+    case rmap_scheme::anon_vma_chain: return anon_vma_chain;
+  }
+  return none;
+}
+
+status rmap_policy_finish(kernel_profile& p) {
+  if (!rmap_ops_for(p.rmap.scheme).per_page_state) return {};
+  if (p.rmap.pte_addr_bytes == 0) {
+    // 2.6.0 asm-i386/pgtable.h: HIGHPTE with HIGHMEM64G (PAE) makes it a u64 physical
+    // address; HIGHPTE without PAE a u32; otherwise a pte_t pointer (sizeof(long)).
+    const bool pae_highpte = p.zones.highpte && p.paging.pte().entry_bytes == 8 && p.paging.task_size <= (uint64_t{1} << 32);
+    p.rmap.pte_addr_bytes = pae_highpte ? 8 : p.objs.slab.word_size;
+  }
+  if (p.rmap.pte_chain_slots == 0) {
+    // NRPTE = (L1_CACHE_BYTES - sizeof(long)) / sizeof(pte_addr_t)
+    const uint32_t per = (p.objs.slab.cache_line - p.objs.slab.word_size) / std::max(1u, p.rmap.pte_addr_bytes);
+    if (per < 2)
+      return status::invalid_argument("a " + std::to_string(p.objs.slab.cache_line) +
+                                      "-byte cache line leaves no room for a pte_chain's slots (NRPTE < 2); "
+                                      "set pte_chain_slots");
+    p.rmap.pte_chain_slots = per;
+  }
+  return {};
 }
 
 }  // namespace vmlab

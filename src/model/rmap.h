@@ -1,6 +1,8 @@
 // Reverse mapping: from a page to the PTEs that map it. The model's mm/rmap.c.
 //
-// One interface, four designs (rmap_scheme in the profile decides, never a version test):
+// One interface, four designs. The profile's rmap_scheme picks one operations table
+// (rmap_ops) when the kernel is built, as Linux hands an rmap_walk_control to rmap_walk;
+// no other code asks which design it runs:
 //  * none (2.4): nothing per mapping. try_to_unmap() has no way to a page's PTEs but to
 //    scan every mm's page tables, as swap_out() did.
 //  * pte_chain (2.5.28 - 2.6.6): struct page holds either one pte pointer (PageDirect) or
@@ -43,14 +45,56 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "model/mm_types.h"
+#include "model/profile.h"
 #include "vmlab/run_result.h"
 #include "vmlab/status.h"
 
 namespace vmlab {
 
 struct kernel;
+struct rmap_page;  // the page a walk is about (rmap.cc)
+
+// One PTE an rmap walk found: the address space and the address.
+struct rmap_mapping {
+  mm_struct* mm;
+  vaddr addr;
+};
+
+// One rmap design's entry points and the per-page and per-VMA state it keeps. The hot
+// paths (kernel.h) branch on per_page_state inline and call through the table only for
+// the design that keeps per-page state.
+struct rmap_ops {
+  rmap_scheme scheme;
+  // struct page carries a mapcount and a pte_chain head for every shm/file page.
+  bool per_page_state;
+  // The per-VMA objects the design allocates: anon_vma (2.6.7+), anon_vma_chain (2.6.34+).
+  bool anon_vma_objects;
+  bool anon_vma_chains;
+  // page_add_rmap / page_remove_rmap for the object pages of one 64-entry word: bit b of m
+  // is page pg0 + b of object obj. The add stops at the first ENOMEM (returns false);
+  // `done` gets what was added.
+  bool (*add_object_word)(kernel& k, int32_t obj, int64_t pg0, uint64_t m, uint64_t& done);
+  void (*remove_object_word)(kernel& k, int32_t obj, int64_t pg0, uint64_t m);
+  // Shared anonymous page `id` gains a PTE (fork: page_dup_rmap; false on ENOMEM) or loses
+  // one (true when that was its last: the id is released).
+  bool (*dup_anon)(kernel& k, uint32_t id);
+  bool (*remove_anon)(kernel& k, uint32_t id);
+  // rmap_walk()'s design-specific part: finds page p's PTEs the way the design reaches
+  // them, appending them to `found` and counting the work into w.
+  void (*walk)(kernel& k, const rmap_page& p, rmap_work& w, std::vector<rmap_mapping>& found);
+  // Shm/file pages mapped by at least one PTE.
+  uint64_t (*mapped_object_pages)(const kernel& k);
+};
+
+// The table of a design; called once, when the kernel is built.
+const rmap_ops& rmap_ops_for(rmap_scheme s);
+// Works out what the profile leaves to the machine (pte_chain: sizeof(pte_addr_t) and
+// NRPTE from the cache line and HIGHPTE); invalid_argument when the machine cannot hold
+// the design.
+status rmap_policy_finish(kernel_profile& p);
 
 // One page's rmap state, by pointer into where struct page keeps it.
 struct page_rmap {
@@ -75,13 +119,6 @@ struct rmap_counters {
 status page_add_rmap(kernel& k, page_rmap p, bool anon);
 // page_remove_rmap(): one PTE less.
 void page_remove_rmap(kernel& k, page_rmap p, bool anon);
-// page_add_rmap / page_remove_rmap for the object pages of one 64-entry word under
-// pte_chain: bit b of m is page pg0 + b of object obj (pg0 may be negative when the low
-// bits lie before the VMA; they are not in m). The add stops at the first ENOMEM (and
-// returns false), `done` gets what was added. Callers use rmap_add_object_word / rmap_remove_object_word
-// (kernel.h), which count the schemes without per-page state inline.
-bool pte_chain_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m, uint64_t& done);
-void pte_chain_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m);
 // Mapped may have grown: record its maximum (pte_chain) or mark it for the next count.
 void note_mapped_growth(kernel& k);
 // The rmap state of page `pg` of object `obj`, and of shared anonymous page `id`.

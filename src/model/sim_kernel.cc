@@ -8,7 +8,9 @@ namespace vmlab {
 
 kernel::kernel(kernel_profile p, uint64_t total_pages)
     : prof(std::move(p)),
-      pm(prof.zones, total_pages, boot_reserved_pages(prof, total_pages)),
+      geo(prof.paging),
+      rmap(&rmap_ops_for(prof.rmap.scheme)),
+      pm(prof.zones, prof.paging.page_shift, total_pages, boot_reserved_pages(prof, total_pages)),
       store(static_cast<uint16_t>(prof.paging.pte().entries / 64)) {}
 
 sim_kernel::sim_kernel(std::unique_ptr<kernel> k) : k_(std::move(k)) {}
@@ -28,33 +30,20 @@ result<std::unique_ptr<sim_kernel>> sim_kernel::create(const machine_decl& m, co
   // The machine's CPU: its cache line decides slab alignment and NRPTE.
   if (m.cache_line) p.objs.slab.cache_line = m.cache_line;
   if (m.cpus) p.objs.slab.nr_cpus = m.cpus;
-  if (p.rmap.scheme == rmap_scheme::pte_chain && p.rmap.pte_addr_bytes == 0) {
-    // 2.6.0 asm-i386/pgtable.h: HIGHPTE with HIGHMEM64G (PAE) makes it a u64 physical
-    // address; HIGHPTE without PAE a u32; otherwise a pte_t pointer (sizeof(long)).
-    const bool pae_highpte = p.zones.highpte && p.paging.pte().entry_bytes == 8 && p.paging.task_size <= (uint64_t{1} << 32);
-    p.rmap.pte_addr_bytes = pae_highpte ? 8 : p.objs.slab.word_size;
-  }
-  if (p.rmap.scheme == rmap_scheme::pte_chain && p.rmap.pte_chain_slots == 0) {
-    // NRPTE = (L1_CACHE_BYTES - sizeof(long)) / sizeof(pte_addr_t)
-    const uint32_t per = (p.objs.slab.cache_line - p.objs.slab.word_size) / std::max(1u, p.rmap.pte_addr_bytes);
-    if (per < 2)
-      return status::invalid_argument("a " + std::to_string(p.objs.slab.cache_line) +
-                                      "-byte cache line leaves no room for a pte_chain's slots (NRPTE < 2); "
-                                      "set pte_chain_slots");
-    p.rmap.pte_chain_slots = per;
-  }
+  if (status st = rmap_policy_finish(p); !st.ok()) return st;
   const bytes memory = m.memory ? m.memory : p.default_memory;
-  if (boot_reserved_pages(p, memory / 4096) >= (p.zones.highmem ? std::min(memory, p.zones.lowmem_limit) : memory) / 4096)
+  const bytes page = p.paging.page_size();
+  if (boot_reserved_pages(p, memory / page) >= (p.zones.highmem ? std::min(memory, p.zones.lowmem_limit) : memory) / page)
     return status::invalid_argument("machine memory of " + std::to_string(memory) + " bytes is too small for " + p.name +
                                     "'s mem_map and kernel image");
-  auto k = std::make_unique<kernel>(p, memory / 4096);
+  auto k = std::make_unique<kernel>(p, memory / page);
   kmem_init(*k);
   for (const auto& o : objects) {
     mem_object obj;
     obj.kind = o.kind;
-    obj.nr_pages = div_round_up(o.size, 4096);
+    obj.nr_pages = div_round_up(o.size, page);
     obj.resident.assign(div_round_up(obj.nr_pages, 64) + 1, 0);
-    if (p.rmap.scheme == rmap_scheme::pte_chain) {  // struct page's rmap fields (rmap.h)
+    if (k->rmap->per_page_state) {  // struct page's rmap fields (rmap.h)
       obj.mapcount.assign_zero(obj.nr_pages);
       obj.chain.assign_zero(obj.nr_pages);
     }
@@ -150,7 +139,7 @@ result<vaddr> sim_kernel::mmap(const op& o) {
     return status::invalid_argument("shared anonymous mappings are not modelled as such: declare a shm object (the kernel backs them with shmem)");
   if (o.object >= 0) {
     const mem_object& obj = k_->objects[o.object];
-    if ((o.obj_off & 4095) || o.obj_off + o.len > obj.nr_pages * 4096)
+    if ((o.obj_off & (k_->geo.size() - 1)) || o.obj_off + o.len > obj.nr_pages * k_->geo.size())
       return status::refused("EINVAL: mapping extends beyond the end of the object (SIGBUS on access)");
   }
   return do_mmap(*k_, *mm, o);
@@ -195,7 +184,7 @@ status sim_kernel::touch(uint32_t pid, uint32_t map, bytes off, bytes len, bytes
     const vaddr hi = std::min(end, v->vm_end);
     // Keep the stride grid anchored at `start` across VMA boundaries.
     vaddr first = a;
-    if (stride > 4096) first = start + div_round_up(a - start, stride) * stride;
+    if (stride > k_->geo.size()) first = start + div_round_up(a - start, stride) * stride;
     if (first < hi)
       if (status s = touch_range(*k_, *mm, *v, first, hi, stride, write); !s.ok()) return s;
     a = hi;
@@ -209,16 +198,17 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
   auto it = mm->maps.find(map);
   if (it == mm->maps.end()) return resolve(*mm, map, 0, 0).error();
   const vaddr base = it->second.first;
-  const uint64_t limit = it->second.second >> 12;
+  const uint8_t shift = k_->geo.shift;
+  const uint64_t limit = it->second.second >> shift;
   const uint8_t need = write ? prot_write : prot_read;
   if (write) note_mapped_max_before_cow(*k_, *mm, base, base + it->second.second);
   vm_area_struct* v = nullptr;
   for (uint64_t pg : pages) {
     if (pg >= limit) return status::invalid_argument("page " + std::to_string(pg) + " lies outside the mapping");
-    const vaddr a = base + (pg << 12);
+    const vaddr a = base + (pg << shift);
     // VMAs do not move while we only fault, so the last one found is reused.
     if (!v || a < v->vm_start || a >= v->vm_end) v = find_vma(*mm, a);
-    if (!v || (v->prot & need) != need) return check_access(*mm, a, a + 4096, need);
+    if (!v || (v->prot & need) != need) return check_access(*mm, a, a + k_->geo.size(), need);
     if (status s = fault_page(*k_, *mm, *v, a, write); !s.ok()) return s;
   }
   return {};
@@ -230,12 +220,13 @@ peaks sim_kernel::peak() const {
   peaks p = k_->peak;
   const kernel& k = *k_;
   p.mi = meminfo_now();
-  p.mi.mem_free = k.pm.min_free() * 4096;
-  p.mi.low_free = k.pm.min_low_free() * 4096;
-  p.mi.high_free = k.pm.min_high_free() * 4096;
+  const bytes page = k.geo.size();
+  p.mi.mem_free = k.pm.min_free() * page;
+  p.mi.low_free = k.pm.min_low_free() * page;
+  p.mi.high_free = k.pm.min_high_free() * page;
   p.mi.page_tables = k.peak.page_tables;
-  p.mi.mapped = std::max(k.rm.max_mapped, mapped_pages(k)) * 4096;
-  p.mi.slab = k.pm.max_used(page_use::slab) * 4096;
+  p.mi.mapped = std::max(k.rm.max_mapped, mapped_pages(k)) * page;
+  p.mi.slab = k.pm.max_used(page_use::slab) * page;
   p.mi.reverse_maps = k.rm.max_reverse_maps;
   p.slabs = slabinfo(true);
   return p;
@@ -245,20 +236,21 @@ meminfo sim_kernel::meminfo_now() const {
   const kernel& k = *k_;
   const phys& pm = k.pm;
   meminfo mi;
-  mi.mem_map = div_round_up(pm.total_pages() * k.prof.objs.struct_page, 4096) * 4096;
-  mi.mem_total = (pm.total_pages() - pm.used(page_use::reserved)) * 4096;
-  mi.mem_free = (pm.total_pages() - pm.used()) * 4096;
+  const bytes page = k.geo.size();
+  mi.mem_map = div_round_up(pm.total_pages() * k.prof.objs.struct_page, page) * page;
+  mi.mem_total = (pm.total_pages() - pm.used(page_use::reserved)) * page;
+  mi.mem_free = (pm.total_pages() - pm.used()) * page;
   mi.has_highmem = pm.has_highmem();
   if (mi.has_highmem) {
-    mi.low_total = (pm.low_pages() - pm.used(page_use::reserved)) * 4096;
-    mi.low_free = pm.low_free() * 4096;
-    mi.high_total = pm.zone_pages(zone_type::highmem) * 4096;
-    mi.high_free = pm.zone_free(zone_type::highmem) * 4096;
+    mi.low_total = (pm.low_pages() - pm.used(page_use::reserved)) * page;
+    mi.low_free = pm.low_free() * page;
+    mi.high_total = pm.zone_pages(zone_type::highmem) * page;
+    mi.high_free = pm.zone_free(zone_type::highmem) * page;
   }
   mi.page_tables = pm.nr_pagetable;
   mi.has_mapped = k.prof.meminfo.mapped;
-  mi.mapped = mapped_pages(k) * 4096;
-  mi.slab = pm.used(page_use::slab) * 4096;
+  mi.mapped = mapped_pages(k) * page;
+  mi.slab = pm.used(page_use::slab) * page;
   mi.has_reverse_maps = k.prof.meminfo.reverse_maps;
   mi.reverse_maps = k.rm.reverse_maps;
   return mi;
@@ -281,7 +273,7 @@ namespace {
 result<std::pair<mm_struct*, vaddr>> page_addr(kernel& k, uint32_t pid, uint32_t map, bytes off) {
   mm_struct* mm = find_mm(k, pid);
   if (!mm) return no_such(pid);
-  auto r = resolve(*mm, map, off & ~bytes{4095}, 4096);
+  auto r = resolve(*mm, map, off & ~(k.geo.size() - 1), k.geo.size());
   if (!r.ok()) return r.error();
   return std::pair<mm_struct*, vaddr>{mm, r->first};
 }
@@ -308,8 +300,8 @@ std::vector<pte_mapping> sim_kernel::mappings() const {
     for (auto& vma_entry : mm->vmas) {
       const vm_area_struct& v = vma_entry.second;  // clang 14 cannot capture a structured binding
       for_each_pte_table(k, *mm, v, [&, pid = pid](vaddr base, const pte_table* t, vaddr lo, vaddr hi) {
-        for (vaddr a = lo; a < hi; a += 4096) {
-          const uint32_t i = uint32_t((a - base) >> 12);
+        for (vaddr a = lo; a < hi; a += k.geo.size()) {
+          const uint32_t i = uint32_t(k.geo.pages(a - base));
           if (!t->test(i)) continue;
           pte_mapping m;
           m.pid = pid;
@@ -322,7 +314,7 @@ std::vector<pte_mapping> sim_kernel::mappings() const {
             m.kind = pte_mapping::zero_page;
           } else {
             m.object_index = v.object;
-            m.pgoff = v.pgoff + ((a - v.vm_start) >> 12);
+            m.pgoff = v.pgoff_at(a, k.geo.shift);
           }
           out.push_back(m);
         }
@@ -340,7 +332,7 @@ result<page_info> sim_kernel::page_at(uint32_t pid, uint32_t map, bytes off) con
   vm_area_struct* v = find_vma(*mm, addr);
   bool oom = false;
   pte_table* t = v ? pte_walk(k, *mm, addr, false, &oom) : nullptr;
-  const uint32_t i = uint32_t((addr >> 12) & (k.prof.paging.pte().entries - 1));
+  const uint32_t i = k.geo.index(addr);
   if (!t || !t->test(i)) return pi;
   pi.present = true;
   const bool anon = (t->anon_word(i >> 6) >> (i & 63)) & 1;
@@ -351,7 +343,7 @@ result<page_info> sim_kernel::page_at(uint32_t pid, uint32_t map, bytes off) con
     chain = id ? k.pm.chain(id) : 0;
     pi.anon = true;
   } else if (!v->is_anon()) {
-    const uint64_t pg = v->pgoff + ((addr - v->vm_start) >> 12);
+    const uint64_t pg = v->pgoff_at(addr, k.geo.shift);
     const mem_object& o = k.objects[static_cast<size_t>(v->object)];
     pi.mapcount = static_cast<uint32_t>(object_page_mapcount(k, v->object, pg));
     chain = o.chain.empty() ? 0 : o.chain[pg];

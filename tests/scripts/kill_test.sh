@@ -45,8 +45,11 @@ leftovers() {
     case $n in
       vmlab-worker|vmlab-zygote)
         # A zombie holds no memory, file or object: it waits for its reaper, init after
-        # the driver died (and some containers' init never reaps). Anything else is a leak.
-        grep -q '^State:[[:space:]]*Z' "${c%/comm}/status" 2>/dev/null || echo "process ${c%/comm} ($n)" ;;
+        # the driver died (and some containers' init reaps seldom or never). A process
+        # gone by the time its status is read was one being reaped. Anything else is a leak.
+        local st
+        st=$(grep -E '^(State|PPid)' "${c%/comm}/status" 2>/dev/null | tr -s '\t\n' '  ') || continue
+        case $st in *"State: Z"*|"") ;; *) echo "process ${c%/comm} ($n: $st)" ;; esac ;;
     esac
   done
   find /proc/[0-9]*/fd -maxdepth 1 \( -lname 'memfd:vmlab-*' -o -lname '/var/tmp/#*' -o -lname '/var/tmp/vmlab-*' \) \

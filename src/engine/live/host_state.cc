@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,9 +17,12 @@
 namespace vmlab::live {
 namespace {
 
-// The lock of this process: its descriptor and how many holders share it.
+// The lock of this process: its descriptor and how many holders share it, and whether
+// the holder before us died holding it (the lock file still named it).
 int g_lock_fd = -1;
 int g_lock_depth = 0;
+bool g_holder_died = false;
+pid_t g_dead_holder_pgrp = 0;  // its process group, which its workers share
 
 std::string lock_path() { return run_dir() + "/lock"; }
 
@@ -64,9 +68,10 @@ status write_file(const std::string& path, const std::string& text) {
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
-// "1234 vmlab validate" for the waiter's message.
+// "1234 pgrp 1230: vmlab validate": the pid for the waiter's message, the process group
+// its workers share, for a recovery after it died.
 std::string self_description() {
-  std::string out = std::to_string(::getpid());
+  std::string out = std::to_string(::getpid()) + " pgrp " + std::to_string(::getpgrp()) + ":";
   auto cmd = read_file("/proc/self/cmdline");
   if (cmd.ok()) {
     std::string c = cmd.value();
@@ -115,62 +120,63 @@ std::vector<journal_entry> parse_journal(const std::string& text) {
   return out;
 }
 
-// Workers of a run whose driver is gone. PR_SET_PDEATHSIG kills them with the driver, but
+// Workers of a run whose driver died. PR_SET_PDEATHSIG kills them with the driver, but
 // tearing down an address space takes a while, and the next run must not measure while
 // they still free their page tables: wait until every one is gone (or a zombie: a zombie
 // holds nothing and is its reaper's to collect; after the driver's death that is init,
-// which in some containers never reaps). One that is not even exiting (the driver thread
-// that forked it exited without the process dying) is killed. Under the lock every vmlab
-// worker on the host is such a leftover.
+// which in some containers seldom or never reaps). One that is not even exiting (the
+// driver's death raced with its creation) is killed. The dead holder's workers are the
+// vmlab workers in its process group (workers never leave the driver's), so a live run
+// elsewhere on the host, under another lock directory, is never touched.
 void finish_workers(recovery& r) {
   constexpr unsigned kPfExiting = 0x4;  // PF_EXITING, include/linux/sched.h
-  std::vector<pid_t> waiting;
-  int dying = 0;
-  for (const std::string& name : list_dir("/proc")) {
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    auto comm = read_file("/proc/" + name + "/comm");
-    if (!comm.ok()) continue;
-    const std::string c = first_line(comm.value());
-    if (c != "vmlab-worker" && c != "vmlab-zygote") continue;
-    // /proc/PID/stat: "pid (comm) state ppid pgrp session tty_nr tpgid flags ..."
-    auto st = read_file("/proc/" + name + "/stat");
-    if (!st.ok()) continue;
-    const size_t paren = st->rfind(')');
-    if (paren == std::string::npos || paren + 2 >= st->size()) continue;
-    const char state = (*st)[paren + 2];
-    if (state == 'Z' || state == 'X') continue;
-    unsigned long flags = 0;
-    const char* p = st->c_str() + paren + 3;
-    for (int field = 4; field <= 9 && *p; ++field) {  // to field 9, flags
-      while (*p == ' ') ++p;
-      if (field == 9) flags = std::strtoul(p, nullptr, 10);
-      while (*p && *p != ' ') ++p;
-    }
-    const pid_t pid = static_cast<pid_t>(std::strtol(name.c_str(), nullptr, 10));
-    if (flags & kPfExiting) {
-      ++dying;
-    } else if (::kill(pid, SIGKILL) == 0) {
-      r.done.push_back("killed " + c + " " + name + ", left by a live run that was killed");
-    }
-    waiting.push_back(pid);
-  }
-  // Up to 10 s for the address spaces to go.
-  for (int i = 0; i < 1000 && !waiting.empty(); ++i) {
-    std::vector<pid_t> still;
-    for (pid_t pid : waiting) {
-      auto st = read_file("/proc/" + std::to_string(pid) + "/stat");
+  if (!g_holder_died || g_dead_holder_pgrp <= 0) return;  // a run that ended reaped its workers
+  std::set<pid_t> killed, dying;
+  // Until two scans 50 ms apart find none alive (a clone the dead driver's zygote was
+  // making may show up only after the first scan), at most 10 s.
+  constexpr int need_quiet = 2;
+  int quiet = 0;
+  for (int i = 0; i < 200 && quiet < need_quiet; ++i) {
+    bool any = false;
+    for (const std::string& name : list_dir("/proc")) {
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      auto comm = read_file("/proc/" + name + "/comm");
+      if (!comm.ok()) continue;
+      const std::string c = first_line(comm.value());
+      if (c != "vmlab-worker" && c != "vmlab-zygote") continue;
+      // /proc/PID/stat: "pid (comm) state ppid pgrp session tty_nr tpgid flags ..."
+      auto st = read_file("/proc/" + name + "/stat");
       if (!st.ok()) continue;
       const size_t paren = st->rfind(')');
-      if (paren != std::string::npos && paren + 2 < st->size() && ((*st)[paren + 2] == 'Z' || (*st)[paren + 2] == 'X'))
-        continue;
-      still.push_back(pid);
+      if (paren == std::string::npos || paren + 2 >= st->size()) continue;
+      const char state = (*st)[paren + 2];
+      if (state == 'Z' || state == 'X') continue;
+      unsigned long flags = 0;
+      long pgrp = 0;
+      const char* p = st->c_str() + paren + 3;
+      for (int field = 4; field <= 9 && *p; ++field) {  // field 5 pgrp, 9 flags
+        while (*p == ' ') ++p;
+        if (field == 5) pgrp = std::strtol(p, nullptr, 10);
+        if (field == 9) flags = std::strtoul(p, nullptr, 10);
+        while (*p && *p != ' ') ++p;
+      }
+      if (pgrp != g_dead_holder_pgrp) continue;  // another run's, or not a live run's
+      any = true;
+      const pid_t pid = static_cast<pid_t>(std::strtol(name.c_str(), nullptr, 10));
+      if (flags & kPfExiting) {
+        if (!killed.count(pid)) dying.insert(pid);
+      } else if (!killed.count(pid) && ::kill(pid, SIGKILL) == 0) {
+        killed.insert(pid);
+        r.done.push_back("killed " + c + " " + name + ", left by a live run that was killed");
+      }
     }
-    waiting.swap(still);
-    if (!waiting.empty()) ::usleep(10000);
+    quiet = any ? 0 : quiet + 1;
+    if (quiet < need_quiet) ::usleep(50000);
   }
-  if (dying) r.done.push_back("waited for " + std::to_string(dying) + " worker" + (dying == 1 ? "" : "s") +
-                              " of a killed live run to finish exiting");
-  for (pid_t pid : waiting) r.failed.push_back("worker " + std::to_string(pid) + " did not exit within 10 s");
+  if (!dying.empty())
+    r.done.push_back("waited for " + std::to_string(dying.size()) + " worker" + (dying.size() == 1 ? "" : "s") +
+                     " of a killed live run to finish exiting");
+  if (quiet < need_quiet) r.failed.push_back("vmlab workers were still alive after 10 s");
 }
 
 // Directories vmlab versions before O_TMPFILE objects left under /var/tmp when killed.
@@ -236,6 +242,14 @@ result<live_lock> live_lock::acquire(mode m, const std::function<void(const std:
       ::close(fd);
       return status::io_error("flock " + path + ": " + errno_text(e));
     }
+  }
+  // A holder that ended cleared the file; one that was killed left its name in it.
+  auto previous = read_file(path);
+  g_holder_died = previous.ok() && !first_line(previous.value()).empty();
+  g_dead_holder_pgrp = 0;
+  if (g_holder_died) {
+    const size_t at = previous->find(" pgrp ");
+    if (at != std::string::npos) g_dead_holder_pgrp = static_cast<pid_t>(std::strtol(previous->c_str() + at + 6, nullptr, 10));
   }
   // Who holds it, for the next waiter's message.
   const std::string me = self_description() + "\n";

@@ -328,18 +328,21 @@ class live_run {
 
   // PageTables with every other process's page tables beside it. Each try reads
   // PageTables, then /proc for every other process, then PageTables again; the two must
-  // agree, or someone allocated or freed page tables during the scan. Page tables are freed
-  // after an RCU grace period (membarrier GLOBAL waits for one; the callbacks may still
-  // lag), so the reading is taken once the residual stops falling: on a quiet host the
-  // second try. A host where no two tries in a second agree is busy: the reading is then
-  // not a measurement, and says why.
+  // agree, or someone allocated or freed page tables during the scan. A freed page table
+  // leaves VmPTE at once but PageTables only after an RCU grace period (membarrier GLOBAL
+  // waits for one; the callbacks may still lag), so PageTables less every other process's
+  // page tables (the residual: the workload's, the kernel's own, and frees still in
+  // flight) must be the same in two such readings ~20 ms apart: then nothing is in flight
+  // (a process that only allocated meanwhile moved both sides alike). On a quiet host that
+  // is the second try. A host where no two tries in a second agree is busy: the reading
+  // is then not a measurement, and says why.
   result<pt_reading> read_page_tables() {
-    ::syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);  // best effort: ENOSYS/EINVAL are fine
     constexpr int kTries = 50;
     std::optional<pt_reading> prev;
-    std::vector<int64_t> moved;
+    std::vector<int64_t> moved, drift;
     bytes last = 0;
     for (int n = 0; n < kTries; ++n) {
+      ::syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);  // best effort: ENOSYS/EINVAL are fine
       if (n)
         if (status st = d_.sleep_ms(20); !st.ok()) return st;
       auto a = page_tables_now();
@@ -351,23 +354,28 @@ class live_run {
       last = b.value();
       if (a.value() != b.value()) {
         moved.push_back(int64_t(b.value()) - int64_t(a.value()));
+        prev.reset();
         continue;
       }
       pt_reading r{a.value(), std::move(others.value()), ""};
-      if (prev && residual(r) >= residual(*prev)) return r;
+      if (prev) {
+        const int64_t d = residual(r) - residual(*prev);
+        if (d == 0) return r;
+        drift.push_back(d);
+      }
       prev = std::move(r);
     }
-    if (prev) {
-      prev->busy = "PageTables, less every other process's page tables, kept falling for 1 s while the workload was idle";
-      return std::move(*prev);
-    }
-    std::string ev;
-    for (size_t k = 0; k < moved.size() && k < 8; ++k) ev += fmt::format("{}{:+} kB", k ? ", " : "", moved[k] / 1024);
+    auto list = [](const std::vector<int64_t>& v) {
+      std::string out;
+      for (size_t k = 0; k < v.size() && k < 8; ++k) out += fmt::format("{}{:+} kB", k ? ", " : "", v[k] / 1024);
+      return out + (v.size() > 8 ? ", ..." : "");
+    };
     pt_reading r;
     r.page_tables = last;
-    r.busy = fmt::format("PageTables changed while vmlab read the other processes' page tables, in each of {} tries "
-                         "over 1 s ({}{}): other processes are allocating page tables faster than they can be read",
-                         moved.size(), ev, moved.size() > 8 ? ", ..." : "");
+    r.busy = fmt::format("in {} tries over 1 s, PageTables changed during the read of the other processes {} times "
+                         "({}) and, less their page tables, moved between readings {} times ({}): page tables were "
+                         "allocated or freed (freeing lags by an RCU grace period) faster than they could be read",
+                         kTries, moved.size(), list(moved), drift.size(), list(drift));
     return r;
   }
 
