@@ -27,13 +27,16 @@
 
 namespace vmlab {
 
-enum class object_kind : uint8_t { shm, file };
+// shm: a shmem segment (SysV, memfd); file: a regular file (page cache); hugetlb: a
+// hugetlbfs file or SysV SHM_HUGETLB segment, made of huge pages from the pool.
+enum class object_kind : uint8_t { shm, file, hugetlb };
 
 // A shared memory object the workload maps: a SysV/memfd segment or a regular file.
 struct object_decl {
   std::string name;
   object_kind kind = object_kind::shm;
   bytes size = 0;
+  bytes page_size = 0;  // hugetlb: its huge page size (0 = the profile's default hstate)
 };
 
 enum class op_kind : uint8_t { spawn, fork, exit, mmap, munmap, mprotect, madvise, touch, phase };
@@ -41,7 +44,9 @@ enum class op_kind : uint8_t { spawn, fork, exit, mmap, munmap, mprotect, madvis
 // Protection bits, as PROT_READ / PROT_WRITE.
 enum prot_bits : uint8_t { prot_none = 0, prot_read = 1, prot_write = 2 };
 
-enum class advice : uint8_t { dontneed };
+// madvise() advice. hugepage/nohugepage (MADV_HUGEPAGE, MADV_NOHUGEPAGE) set VM_HUGEPAGE /
+// VM_NOHUGEPAGE on the range, which the THP policies read.
+enum class advice : uint8_t { dontneed, hugepage, nohugepage };
 
 // How a touch op chooses pages inside [off, off+len).
 enum class touch_pattern : uint8_t {
@@ -62,6 +67,11 @@ struct op {
   bool shared = false;   // MAP_SHARED (else MAP_PRIVATE)
   bool locked = false;   // MAP_LOCKED: populate at mmap time and never reclaim
   bool fixed = false;    // addr is required (MAP_FIXED_NOREPLACE)
+  bool hugetlb = false;  // anonymous: MAP_HUGETLB (huge pages from the pool)
+  bool noreserve = false;  // MAP_NORESERVE: hugetlb pages are not reserved at mmap
+  bytes page_size = 0;   // MAP_HUGETLB: MAP_HUGE_2MB / MAP_HUGE_1GB (0 = the default hstate)
+  bool has_hint = false; // mmap is followed by madvise(`hint`) over the whole mapping
+  advice hint = advice::hugepage;
   vaddr addr = 0;        // fixed address, or a hint of 0
   bytes align = 0;       // non-fixed: start % align == phase_off (0 = page alignment)
   bytes phase_off = 0;
@@ -91,6 +101,14 @@ struct machine_decl {
   std::string profile = "linux-6.18";
   std::vector<std::pair<std::string, std::string>> overrides;
   bytes memory = 0;       // 0 = the profile's default
+  // Huge-page pools at boot, by page size: nr_hugepages and nr_overcommit_hugepages of
+  // each hstate (/sys/kernel/mm/hugepages/hugepages-<size>kB/).
+  std::vector<std::pair<bytes, uint64_t>> hugepages;
+  std::vector<std::pair<bytes, uint64_t>> overcommit_hugepages;
+  // Fraction of pageblocks (the huge page of the PMD level) that hold an unmovable page:
+  // a long-running machine's scattered kernel allocations. Huge pages can use only the
+  // others. 0 = a freshly booted machine.
+  double fragmentation = 0;
   uint32_t cpus = 0;        // 0 = the profile's machine (8 for seed 000's box, ...)
   uint32_t cache_line = 0;  // L1_CACHE_BYTES; 0 = the profile's CPU (32 on a Pentium III)
 };

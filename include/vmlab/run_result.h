@@ -33,6 +33,7 @@ struct proc_sample {
   uint64_t rss_file = 0;     // pages (RssFile)
   uint64_t rss_shmem = 0;    // pages (RssShmem)
   uint64_t min_flt = 0;      // minor faults taken while running workload ops
+  bytes hugetlb = 0;         // HugetlbPages: hugetlb pages this process faulted in (live: minus baseline)
 };
 
 // One /proc/slabinfo row (the columns every slabinfo version has).
@@ -61,9 +62,20 @@ struct meminfo {
   bytes slab = 0;         // Slab: pages held by every simulated slab cache
   uint64_t reverse_maps = 0;  // ReverseMaps: pte -> page mappings (includes PageDirect)
   bytes mem_map = 0;      // struct page array reserved at boot (not a meminfo line)
+  // Huge pages: AnonHugePages, ShmemHugePages, ShmemPmdMapped (bytes); the default
+  // hstate's HugePages_Total/Free/Rsvd/Surp (counts) and Hugepagesize; Hugetlb: every
+  // hstate's pool, in bytes.
+  bytes anon_huge = 0, shmem_huge = 0, shmem_pmd_mapped = 0;
+  uint64_t hugepages_total = 0, hugepages_free = 0, hugepages_rsvd = 0, hugepages_surp = 0;
+  bytes hugepagesize = 0;
+  bytes hugetlb = 0;
   bool has_highmem = false;
   bool has_reverse_maps = false;
   bool has_mapped = false;
+  bool has_hugetlb = false;      // HugePages_* and Hugepagesize
+  bool has_hugetlb_total = false;  // Hugetlb (4.16+)
+  bool has_thp = false;          // AnonHugePages (2.6.38+)
+  bool has_shmem_thp = false;    // ShmemHugePages, ShmemPmdMapped (4.8+)
 };
 
 // The system at one moment (a `phase` op, or the end of the run).

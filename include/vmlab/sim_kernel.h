@@ -32,6 +32,7 @@ struct page_info {
   uint32_t mapcount = 0;     // PTEs mapping the page
   bool direct = false;       // pte_chain: PageDirect (or any scheme: mapped, no chain)
   uint64_t chain_objects = 0;  // pte_chain objects in its chain (counted by walking it)
+  bytes huge = 0;            // mapped by a huge leaf of this size (0: a PTE)
 };
 
 // One present PTE and the page it maps (for comparing designs: every rmap scheme must
@@ -44,6 +45,7 @@ struct pte_mapping {
   uint64_t pgoff = 0;         // ... and which page of it
   uint32_t anon_id = 0;       // anonymous pages shared since a fork (0: mapped only here)
   bool writable = false;
+  bytes size = 0;             // a huge leaf of this size (0: a PTE); anon_id is then the huge page's id
   bool operator==(const pte_mapping&) const = default;
 };
 
@@ -60,6 +62,7 @@ class sim_kernel {
   result<vaddr> mmap(const op& o);
   status munmap(uint32_t pid, uint32_t map, bytes off, bytes len);
   status mprotect(uint32_t pid, uint32_t map, bytes off, bytes len, uint8_t prot);
+  status madvise(uint32_t pid, uint32_t map, bytes off, bytes len, advice adv);
   status madvise_dontneed(uint32_t pid, uint32_t map, bytes off, bytes len);
   // Touches [off, off+len) of a mapping every `stride` bytes (a page-at-a-time range op).
   status touch(uint32_t pid, uint32_t map, bytes off, bytes len, bytes stride, bool write);

@@ -17,7 +17,7 @@ status apply_op(sim_kernel& k, const op& o) {
     case op_kind::mmap: { auto r = k.mmap(o); return r.ok() ? status{} : r.error(); }
     case op_kind::munmap: return k.munmap(o.pid, o.map, o.off, o.len);
     case op_kind::mprotect: return k.mprotect(o.pid, o.map, o.off, o.len, o.prot);
-    case op_kind::madvise: return k.madvise_dontneed(o.pid, o.map, o.off, o.len);
+    case op_kind::madvise: return k.madvise(o.pid, o.map, o.off, o.len, o.adv);
     case op_kind::touch:
       if (o.pattern == touch_pattern::all) return k.touch(o.pid, o.map, o.off, o.len, 4096, o.write);
       if (o.pattern == touch_pattern::stride) return k.touch(o.pid, o.map, o.off, o.len, o.stride, o.write);

@@ -27,6 +27,10 @@ struct pt_level {
   uint8_t shift = 12;       // address bits below this level's index
   uint16_t entries = 512;   // PTRS_PER_xxx
   uint8_t entry_bytes = 8;  // sizeof(pte_t) etc.
+  // An entry of this level can map a huge page itself (a leaf: _PAGE_PSE): the PMD on
+  // x86-64 and PAE (2 MiB), the PUD on x86-64 (1 GiB, X86_FEATURE_GBPAGES), the PGD on
+  // i386 without PAE (4 MiB).
+  bool leaf = false;
   [[nodiscard]] uint64_t span() const { return uint64_t{1} << shift; }      // one entry maps
   [[nodiscard]] uint64_t table_span() const { return span() * entries; }   // one table maps
   [[nodiscard]] uint64_t table_bytes() const { return uint64_t{entries} * entry_bytes; }
@@ -46,6 +50,17 @@ struct paging_format {
   [[nodiscard]] bytes page_size() const { return bytes{1} << page_shift; }
   // The level index (0..nr_levels-1) of kernel level l, or -1 when l is folded.
   [[nodiscard]] int index_of(level l) const;
+  // The level index whose entries map huge pages of `size`, or -1 (no such huge page).
+  [[nodiscard]] int leaf_index(bytes size) const {
+    for (int i = 0; i + 1 < nr_levels; ++i)
+      if (levels[i].leaf && levels[i].span() == size) return i;
+    return -1;
+  }
+  // The huge page of the level just above the PTE level (HPAGE_PMD_SIZE; the default
+  // hstate), or 0 when that level cannot hold a leaf.
+  [[nodiscard]] bytes pmd_huge_size() const {
+    return nr_levels >= 2 && levels[nr_levels - 2].leaf ? levels[nr_levels - 2].span() : 0;
+  }
   // Index of `addr` in the table at level i.
   [[nodiscard]] uint32_t index(int i, vaddr addr) const {
     return static_cast<uint32_t>((addr >> levels[i].shift) & (levels[i].entries - 1u));

@@ -21,8 +21,54 @@ struct recount {
   // PTEs per mapped object page, sparse: an object may be far larger than what is mapped
   // of it (a 512 GiB segment with a few pages touched), and the check runs after every op.
   std::vector<std::unordered_map<uint64_t, uint32_t>> obj_refs;
+  // Huge leaves: huge anonymous pages by id (leaves mapping each), shmem folios by
+  // (object, chunk) (PMD leaves mapping each).
+  std::unordered_map<uint32_t, uint32_t> huge_refs;
+  std::map<std::pair<int32_t, uint64_t>, uint32_t> pmd_maps;
   std::ostringstream err;
 };
+
+// A huge leaf at slot i of d (huge.h invariant 4 and what it maps).
+void walk_leaf(const kernel& k, const mm_struct& mm, const pt_dir* d, uint32_t i, int idx, vaddr base, recount& rc,
+               level_counts& mm_tables, mm_rss& rss) {
+  const paging_format& f = k.prof.paging;
+  auto it = mm.vmas.upper_bound(base);
+  const vm_area_struct* v = nullptr;
+  if (it != mm.vmas.begin() && std::prev(it)->second.vm_end > base) v = &std::prev(it)->second;
+  if (!v) { rc.err << "huge leaf outside any VMA at 0x" << fmt_hex(base) << "; "; return; }
+  const uint64_t pages = f.at(idx).span() >> k.geo.shift;
+  const uint32_t id = d->page_of(i);
+  if (d->slot[i] != no_deposit()) {
+    // An anonymous THP's (or the huge zero page's) deposited table: a PTE-level node of
+    // this mm, empty until the PMD is split.
+    const auto* t = static_cast<const pte_table*>(d->slot[i]);
+    const level pte = f.pte().lvl;
+    rc.nodes[static_cast<int>(pte)].insert(t);
+    ++mm_tables[static_cast<int>(pte)];
+    if (t->nr_present || t->present) rc.err << "a deposited table has entries; ";
+    if (!v->is_anon() || idx != f.nr_levels - 2) rc.err << "a deposit under a leaf that is not an anonymous PMD; ";
+  }
+  if (v->is_hugetlb()) {
+    if (f.at(idx).shift != v->huge_shift) rc.err << "hugetlb leaf of the wrong size at 0x" << fmt_hex(base) << "; ";
+    if (id) ++rc.huge_refs[id];
+    if (k.prof.huge.hugetlb_in_rss) rss.file += pages;
+    return;
+  }
+  if (v->is_anon()) {
+    if (!id) return;  // the huge zero page
+    rss.anon += pages;
+    ++rc.huge_refs[id];
+    const huge_anon& h = k.huge.anons[id];
+    if (h.subpages)
+      for (uint32_t j = 0; j < pages; ++j) ++rc.anon_refs[h.subpages + j];
+    return;
+  }
+  if (id) rc.err << "a huge anonymous page under a file leaf; ";
+  (k.objects[v->object].kind == object_kind::file ? rss.file : rss.shmem) += pages;
+  const uint64_t pg = v->pgoff_at(base, k.geo.shift);
+  for (uint64_t j = 0; j < pages; ++j) ++rc.obj_refs[static_cast<size_t>(v->object)][pg + j];
+  ++rc.pmd_maps[{v->object, pg / pages}];
+}
 
 void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr base, recount& rc,
           level_counts& mm_tables, mm_rss& rss) {
@@ -62,19 +108,94 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
     return;
   }
   const auto* d = static_cast<const pt_dir*>(node);
-  uint32_t used = 0;
+  uint32_t used = 0, leaves = 0;
   for (uint32_t i = 0; i < d->entries; ++i) {
-    if (!d->slot[i]) continue;
+    if (!d->slot[i]) {
+      if (d->is_leaf(i) || d->leaf_writable(i) || d->page_of(i)) rc.err << "leaf bits on an empty slot; ";
+      continue;
+    }
     ++used;
-    walk(k, mm, idx + 1, d->slot[i], base + (vaddr{i} << f.at(idx).shift), rc, mm_tables, rss);
+    const vaddr b = base + (vaddr{i} << f.at(idx).shift);
+    if (d->is_leaf(i)) {
+      ++leaves;
+      walk_leaf(k, mm, d, i, idx, b, rc, mm_tables, rss);
+      continue;
+    }
+    walk(k, mm, idx + 1, d->slot[i], b, rc, mm_tables, rss);
   }
   if (used != d->nr_used) rc.err << "nr_used " << d->nr_used << " != " << used << "; ";
+  if (leaves != d->nr_leaves) rc.err << "nr_leaves " << d->nr_leaves << " != " << leaves << "; ";
+}
+
+// huge.h invariants: the entire mapcounts, the THP counters, the shmem folios and their
+// PMD mappings, the hugetlb pools and their reservations. Adds the pages of PMD-mapped
+// THPs not yet split anywhere to anon_pages.
+void check_huge(const kernel& k, recount& rc, uint64_t& anon_pages) {
+  const uint64_t pmd_pages = k.geo.entries;
+  uint64_t thps = 0;
+  std::vector<uint64_t> private_pages(k.huge.hstates.size(), 0);
+  for (uint32_t id = 1; id < k.huge.anons.size(); ++id) {
+    const huge_anon& h = k.huge.anons[id];
+    const uint32_t refs = rc.huge_refs.count(id) ? rc.huge_refs.at(id) : 0;
+    if (!h.live) {
+      if (refs) rc.err << "huge page " << id << " mapped but released; ";
+      continue;
+    }
+    if (h.entire != refs) rc.err << "huge page " << id << " entire mapcount " << h.entire << " != leaves " << refs << "; ";
+    if (h.entire == 0) rc.err << "huge page " << id << " alive without a PMD mapping; ";
+    if (h.hstate >= 0) {
+      ++private_pages[static_cast<size_t>(h.hstate)];
+    } else {
+      ++thps;
+      if (!h.subpages) anon_pages += pmd_pages;
+    }
+  }
+  if (k.huge.anon_thps != thps * pmd_pages) rc.err << "AnonHugePages " << k.huge.anon_thps << " != recount " << thps * pmd_pages << "; ";
+  uint64_t folios = 0, pmd_mapped = 0;
+  for (size_t o = 0; o < k.objects.size(); ++o) {
+    const mem_object& obj = k.objects[o];
+    for (uint64_t w : obj.huge_folio) folios += uint64_t(popcount64(w));
+    for (uint64_t c = 0; c < obj.pmd_maps.size(); ++c) {
+      auto it = rc.pmd_maps.find({int32_t(o), c});
+      const uint32_t n = it == rc.pmd_maps.end() ? 0 : it->second;
+      if (obj.pmd_maps[c] != n) rc.err << "object " << o << " folio " << c << " PMD maps " << obj.pmd_maps[c] << " != " << n << "; ";
+      pmd_mapped += n ? pmd_pages : 0;
+    }
+  }
+  if (k.huge.shmem_thps != folios * pmd_pages) rc.err << "ShmemHugePages " << k.huge.shmem_thps << " != recount; ";
+  if (k.huge.shmem_pmdmapped != pmd_mapped) rc.err << "ShmemPmdMapped " << k.huge.shmem_pmdmapped << " != recount " << pmd_mapped << "; ";
+  // The pools: every page in phys, in use = in a file or private, reservations accounted.
+  uint64_t pool = 0;
+  for (size_t x = 0; x < k.huge.hstates.size(); ++x) {
+    const hstate& h = k.huge.hstates[x];
+    if (h.free > h.nr || h.resv > h.free || h.surplus > h.nr) rc.err << "hstate " << (h.size() >> 10) << " kB counts inconsistent; ";
+    pool += h.nr * (h.size() >> k.geo.shift);
+    uint64_t in_files = 0, reserved = 0;
+    for (const mem_object& obj : k.objects) {
+      if (obj.huge_shift != h.shift) continue;
+      for (uint64_t w : obj.hpage) in_files += uint64_t(popcount64(w));
+      for (uint64_t w : obj.hpage_resv) reserved += uint64_t(popcount64(w));
+    }
+    std::set<const uint64_t*> resv_maps;
+    for (const auto& [pid, mm] : k.mms)
+      for (const auto& [start, v] : mm->vmas)
+        if (v.resv && v.huge_shift == h.shift && resv_maps.insert(v.resv.get()).second) reserved += *v.resv;
+    if (h.nr - h.free != in_files + private_pages[x])
+      rc.err << "hstate " << (h.size() >> 10) << " kB: " << h.nr - h.free << " pages in use != " << in_files << " in files + "
+             << private_pages[x] << " private; ";
+    if (h.resv != reserved) rc.err << "hstate " << (h.size() >> 10) << " kB: HugePages_Rsvd " << h.resv << " != recount " << reserved << "; ";
+  }
+  if (pool != k.pm.used(page_use::hugetlb)) rc.err << "hugetlb pool pages " << k.pm.used(page_use::hugetlb) << " != recount " << pool << "; ";
 }
 
 // rmap.h invariants 1-3: mapcounts, ReverseMaps, Mapped, and every pte_chain.
 void check_rmap(const kernel& k, recount& rc) {
   uint64_t rss = 0;
-  for (const auto& [pid, mm] : k.mms) rss += mm->rss.anon + mm->rss.file + mm->rss.shmem;
+  for (const auto& [pid, mm] : k.mms) {
+    rss += mm->rss.anon + mm->rss.file + mm->rss.shmem;
+    // hugetlb pages counted in RSS (2.5/2.6) never had an rmap.
+    if (k.prof.huge.hugetlb_in_rss) rss -= mm->hugetlb_usage >> k.geo.shift;
+  }
   if (rss != k.rm.reverse_maps) rc.err << "ReverseMaps " << k.rm.reverse_maps << " != sum of RSS " << rss << "; ";
   uint64_t chains = 0, mapped_file = 0;
   auto check_chain = [&](uint32_t mapcount, uint32_t head, const char* what) {
@@ -220,6 +341,7 @@ std::string sim_kernel::check_invariants() const {
     rc.err << "page-table pages " << k.pm.used(page_use::pgtable) << " != recount " << pages << "; ";
   if (nr_pagetable != k.pm.nr_pagetable) rc.err << "PageTables " << k.pm.nr_pagetable << " != recount " << nr_pagetable << "; ";
   uint64_t anon_pages = rc.exclusive_anon;
+  check_huge(k, rc, anon_pages);
   for (const auto& [id, n] : rc.anon_refs) {
     ++anon_pages;
     if (k.pm.mapcount(id) != n) { rc.err << "anon page " << id << " mapcount " << k.pm.mapcount(id) << " != " << n << "; "; break; }

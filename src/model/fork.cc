@@ -90,7 +90,10 @@ status copy_level(kernel& k, mm_struct& dst, const vm_area_struct& v, int idx, p
   while (addr < end) {
     const vaddr next = std::min<vaddr>((addr + span) & ~(span - 1), end);
     const uint32_t i = f.index(idx, addr);
-    if (void* s = sd->slot[i]) {
+    if (sd->is_leaf(i)) {
+      // copy_huge_pmd: an anonymous THP or huge zero page (a file THP is refaulted).
+      if (status st = copy_huge_pmd(k, dst, v, sd, dd, i); !st.ok()) return st;
+    } else if (void* s = sd->slot[i]) {
       void*& d = dd->slot[i];
       if (!d) {
         d = pt_alloc(k, dst, idx + 1);
@@ -142,6 +145,7 @@ status dup_mm(kernel& k, mm_struct& parent, uint32_t child_pid) {
     cv.locked = false;  // VM_LOCKED is not inherited across fork
     cv.avcs.clear();
     cv.anon_vma = 0;
+    cv.resv.reset();  // a private hugetlb child owns no reservation (reset_vma_resv_huge_pages)
     status s = vm_area_alloc(k, cv);
     if (!s.ok()) {
       exit_mmap(k, child_pid);  // dup_mmap failed: the half-built mm is torn down (mmput)
@@ -153,12 +157,15 @@ status dup_mm(kernel& k, mm_struct& parent, uint32_t child_pid) {
       return s;
     }
     child.vmas.emplace(start, cv);
-    const bool needs_copy = !k.prof.fork_skips_shared || v.has_anon_vma;
-    if (needs_copy)
-      if (status st = copy_page_range(k, child, parent, v); !st.ok()) {
+    // vma_needs_copy(): hugetlb VMAs were always copied until 6.0's lazy copy.
+    const bool needs_copy = !k.prof.fork_skips_shared || v.has_anon_vma || (v.is_hugetlb() && !k.prof.huge.fork_lazy);
+    if (needs_copy) {
+      status st = v.is_hugetlb() ? copy_hugetlb_range(k, child, parent, v) : copy_page_range(k, child, parent, v);
+      if (!st.ok()) {
         exit_mmap(k, child_pid);
         return st;
       }
+    }
   }
   return {};
 }

@@ -28,6 +28,11 @@ void free_subtree(kernel& k, mm_struct& mm, int idx, void* node, bool keep) {
     auto* d = static_cast<pt_dir*>(node);
     for (uint32_t i = 0; i < d->entries && d->nr_used; ++i) {
       if (!d->slot[i]) continue;
+      if (d->is_leaf(i)) {
+        // Leaves are zapped before free_pgtables runs; a deposited table still goes.
+        if (void* dep = k.store.clear_leaf(d, i); dep != no_deposit()) pt_put(k, mm, last, dep);
+        continue;
+      }
       free_subtree(k, mm, idx + 1, d->slot[i], is_preallocated(k, idx + 1, i) && idx == 0);
       if (!(idx == 0 && is_preallocated(k, 1, i))) { d->slot[i] = nullptr; --d->nr_used; }
     }
@@ -50,7 +55,7 @@ void free_level(kernel& k, mm_struct& mm, int idx, pt_dir* d, vaddr addr, vaddr 
     const vaddr next = entry_end(addr, end, span);
     const uint32_t i = f.index(idx, addr);
     void* s = d->slot[i];
-    if (s) {
+    if (s && !d->is_leaf(i)) {  // a leaf there belongs to a neighbour (the gap's were zapped)
       if (child == f.nr_levels - 1) {
         // free_pte_range: the PTE page goes unconditionally (its span is inside the gap).
         d->slot[i] = nullptr;
@@ -107,7 +112,7 @@ void free_pgd_gap(kernel& k, mm_struct& mm, vaddr start, vaddr end, vaddr floor,
   const uint64_t lo = first >> f.at(0).shift, hi = std::min<uint64_t>(last >> f.at(0).shift, f.at(0).entries);
   for (uint64_t i = lo; i < hi; ++i) {
     void* s = mm.pgd->slot[i];
-    if (!s) continue;
+    if (!s || mm.pgd->is_leaf(uint32_t(i))) continue;
     const bool keep = is_preallocated(k, 1, uint32_t(i));
     free_subtree(k, mm, 1, s, keep);
     if (!keep) { mm.pgd->slot[i] = nullptr; --mm.pgd->nr_used; }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "model/anon_vma.h"
+#include "model/huge.h"
 #include "model/kmem.h"
 #include "model/mm_types.h"
 #include "model/phys.h"
@@ -40,8 +41,9 @@ struct page_geometry {
 };
 
 struct kernel {
-  // A machine of total_pages page frames; the caches are made by kmem_init().
-  kernel(kernel_profile p, uint64_t total_pages);
+  // A machine of total_pages page frames, `fragmentation` of its pageblocks pinned (phys.h);
+  // the caches are made by kmem_init(), the hugetlb pools by hugetlb_init().
+  kernel(kernel_profile p, uint64_t total_pages, double fragmentation);
   kernel(const kernel&) = delete;  // the slab caches' page callbacks point at it
   kernel& operator=(const kernel&) = delete;
   kernel_profile prof;
@@ -53,6 +55,7 @@ struct kernel {
   std::vector<anon_vma> anon_vmas;  // by id; 0 unused
   std::vector<uint32_t> free_anon_vmas;
   pt_store store;
+  huge_state huge;
   std::vector<mem_object> objects;
   std::map<uint32_t, std::unique_ptr<mm_struct>> mms;
   uint64_t faults = 0;
@@ -84,11 +87,18 @@ pt_dir* pgd_alloc(kernel& k, mm_struct& mm);       // nullptr on ENOMEM
 void pgd_free(kernel& k, mm_struct& mm);
 void* pt_alloc(kernel& k, mm_struct& mm, int idx);  // idx: level index 1..n-1
 void pt_put(kernel& k, mm_struct& mm, int idx, void* node);  // drop this mm's reference
+// This mm points at an existing node too (a shared page table): its reference and VmPTE,
+// no new page (huge_pmd_share: get_page / ptdesc_pmd_pts_inc, then mm_inc_nr_pmds).
+void pt_get(kernel& k, mm_struct& mm, int idx, void* node);
 
 // --- memory.cc ---
-// The PTE table for `addr`, allocating missing levels when `alloc`; nullptr when absent
-// or (alloc) when memory ran out — *oom tells which.
+// The PTE table for `addr`, allocating missing levels when `alloc`; nullptr when absent,
+// when a huge leaf maps the address, or (alloc) when memory ran out — *oom tells which.
 pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom);
+// The table at level index idx (its slots are level-idx entries) for `addr`, allocating
+// the levels above when `alloc`; nullptr when absent, under a huge leaf, or on ENOMEM
+// (*oom). idx 0 is the PGD.
+pt_dir* dir_walk(kernel& k, mm_struct& mm, int idx, vaddr addr, bool alloc, bool* oom);
 // Faults in the pages selected by `mask` (bit i = entry i) of the PTE table at `base`,
 // which lie inside `vma`, for a read or a write.
 status fault_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint64_t* mask, bool write);
@@ -112,7 +122,9 @@ void wrprotect_range(kernel& k, mm_struct& mm, vaddr start, vaddr end);
 result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o);
 status do_munmap(kernel& k, mm_struct& mm, vaddr start, vaddr end);
 status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t prot);
-status do_madvise_dontneed(kernel& k, mm_struct& mm, vaddr start, vaddr end);
+// madvise(): MADV_DONTNEED zaps (reclaiming empty PTE pages under PT_RECLAIM),
+// MADV_HUGEPAGE / MADV_NOHUGEPAGE set the range's THP flags.
+status do_madvise(kernel& k, mm_struct& mm, vaddr start, vaddr end, advice adv);
 // The VMA containing addr, or nullptr.
 vm_area_struct* find_vma(mm_struct& mm, vaddr addr);
 
@@ -131,6 +143,36 @@ void for_each_pte_table(kernel& k, mm_struct& mm, const vm_area_struct& v, F&& f
     bool oom = false;
     if (const pte_table* t = pte_walk(k, mm, base, false, &oom))
       f(base, t, std::max(base, v.vm_start), std::min(base + span, v.vm_end));
+  }
+}
+
+template <class F>
+void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f) {
+  const paging_format& pf = k.prof.paging;
+  // Depth-first over the directories under [start, end): one level at a time.
+  struct frame {
+    pt_dir* d;
+    int idx;
+    vaddr base;
+  };
+  std::vector<frame> stack{{mm.pgd, 0, 0}};
+  while (!stack.empty()) {
+    const frame fr = stack.back();
+    stack.pop_back();
+    if (!fr.d || fr.d->nr_used == 0) continue;
+    const uint64_t span = pf.at(fr.idx).span();
+    const vaddr lo = std::max(start, fr.base);
+    const vaddr hi = std::min<vaddr>(end, fr.base + span * pf.at(fr.idx).entries);
+    if (lo >= hi) continue;
+    const uint32_t i0 = uint32_t((lo - fr.base) / span), i1 = uint32_t((hi - 1 - fr.base) / span);
+    for (uint32_t i = i1 + 1; i-- > i0;) {  // pushed backwards: visited in address order
+      if (!fr.d->slot[i]) continue;
+      const vaddr b = fr.base + vaddr{i} * span;
+      if (fr.d->is_leaf(i)) continue;
+      if (fr.idx + 1 < pf.nr_levels - 1) stack.push_back({static_cast<pt_dir*>(fr.d->slot[i]), fr.idx + 1, b});
+    }
+    for (uint32_t i = i0; i <= i1; ++i)
+      if (fr.d->is_leaf(i)) f(leaf_ref{fr.d, i, fr.idx, fr.base + vaddr{i} * span, span});
   }
 }
 

@@ -283,11 +283,13 @@ gfp_zone pte_gfp(const kernel& k) { return k.prof.zones.highpte ? gfp_zone::high
 
 pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom) {
   const paging_format& f = k.prof.paging;
-  const vaddr base = addr & ~(f.pte().table_span() - 1);
+  const vaddr base = k.geo.table_base(addr);
   if (k.cache_mm == &mm && k.cache_base == base) return k.cache_pte;
   pt_dir* d = mm.pgd;
   for (int i = 0; i < f.nr_levels - 1; ++i) {
-    void*& s = d->slot[f.index(i, addr)];
+    const uint32_t x = f.index(i, addr);
+    if (d->is_leaf(x)) return nullptr;  // a huge page maps it: no table below
+    void*& s = d->slot[x];
     if (!s) {
       if (!alloc) return nullptr;
       s = pt_alloc(k, mm, i + 1);
@@ -303,6 +305,24 @@ pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom)
     d = static_cast<pt_dir*>(s);
   }
   return nullptr;
+}
+
+pt_dir* dir_walk(kernel& k, mm_struct& mm, int idx, vaddr addr, bool alloc, bool* oom) {
+  const paging_format& f = k.prof.paging;
+  pt_dir* d = mm.pgd;
+  for (int i = 0; i < idx; ++i) {
+    const uint32_t x = f.index(i, addr);
+    if (d->is_leaf(x)) return nullptr;
+    void*& s = d->slot[x];
+    if (!s) {
+      if (!alloc) return nullptr;
+      s = pt_alloc(k, mm, i + 1);
+      if (!s) { *oom = true; return nullptr; }
+      ++d->nr_used;
+    }
+    d = static_cast<pt_dir*>(s);
+  }
+  return d;
 }
 
 namespace {
@@ -357,8 +377,16 @@ status fault_table_locked(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr b
 }  // namespace
 
 status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write) {
+  if (vma.is_hugetlb()) return hugetlb_fault_range(k, mm, vma, addr, addr + k.geo.size(), k.geo.size(), write);
   bool oom = false;
-  pte_table* t = pte_walk(k, mm, addr, true, &oom);
+  pte_table* t = pte_walk(k, mm, addr, false, &oom);
+  if (!t) {
+    // No PTE table: a huge page may map the range, or may be made to (huge.h).
+    bool handled = false;
+    status s = huge_pmd_fault(k, mm, vma, k.geo.table_base(addr), write, &handled);
+    if (handled) return s;
+    t = pte_walk(k, mm, addr, true, &oom);
+  }
   if (!t) return oom_status(k, "a page-table page", pte_gfp(k));
   const uint32_t i = k.geo.index(addr);
   const uint32_t w = i >> 6;
@@ -388,6 +416,7 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
 }
 
 status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, vaddr end, bytes stride, bool write) {
+  if (vma.is_hugetlb()) return hugetlb_fault_range(k, mm, vma, start, end, stride, write);
   const table_view tv = view_of(k);
   const vaddr span = k.geo.table_span();
   const bytes page = k.geo.size();
@@ -405,12 +434,26 @@ status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, v
       for (uint32_t w = 0; w < tv.nwords; ++w) any |= mask[w] != 0;
       if (!any) continue;
     }
+    bool oom = false;
+    if (!pte_walk(k, mm, base, false, &oom)) {
+      // No PTE table: a huge page may map the range, or may be made to (huge.h).
+      bool handled = false;
+      status s = huge_pmd_fault(k, mm, vma, base, write, &handled);
+      if (handled) {
+        if (!s.ok()) return s;
+        continue;
+      }
+    }
     if (status s = fault_table(k, mm, vma, base, mask, write); !s.ok()) return s;
   }
   return {};
 }
 
 void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start, vaddr end, bool reclaim_pt) {
+  if (vma.is_hugetlb()) return hugetlb_zap(k, mm, vma, start, end);
+  // zap_pmd_range: a huge PMD the range covers goes whole, one it cuts through is split.
+  split_huge_range_edges(k, mm, vma, start, end);
+  zap_huge_pmds(k, mm, vma, start, end);
   const paging_format& f = k.prof.paging;
   const table_view tv = view_of(k);
   const vaddr span = k.geo.table_span();
@@ -462,6 +505,7 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
 }
 
 void wrprotect_range(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
+  wrprotect_huge_range(k, mm, start, end);
   const table_view tv = view_of(k);
   const vaddr span = k.geo.table_span();
   for (vaddr base = k.geo.table_base(start); base < end; base += span) {

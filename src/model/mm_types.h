@@ -42,13 +42,32 @@ class page_field {
   std::unique_ptr<uint32_t[], free_deleter> p_;
 };
 
-// A shm segment or a file, with its page cache. Pages enter the cache on first fault and
-// stay (no reclaim is modelled; see phys.h).
+// A shm segment or a file, with its page cache, or a hugetlb file with its huge pages.
+// Pages enter the cache on first fault and stay (no reclaim is modelled; see phys.h).
 struct mem_object {
   object_kind kind = object_kind::shm;
   uint64_t nr_pages = 0;
   std::vector<uint64_t> resident;  // page-cache presence bitmap, one bit per page
   uint64_t nr_resident = 0;
+  // shm: the page cache holds 2 MiB folios here (shmem THP), by PMD-size chunk of the
+  // object; and how many PMD entries map each such folio (ShmemPmdMapped counts folios
+  // mapped by at least one).
+  std::vector<uint64_t> huge_folio;
+  std::vector<uint32_t> pmd_maps;
+  // hugetlb: the huge page size (as a shift), and per huge page whether it is allocated
+  // (in the hugetlbfs page cache) and whether a shared mapping reserved it (the file's
+  // resv_map: reserved and not yet allocated).
+  uint8_t huge_shift = 0;
+  std::vector<uint64_t> hpage;
+  std::vector<uint64_t> hpage_resv;
+  [[nodiscard]] static bool test_bit(const std::vector<uint64_t>& v, uint64_t i) {
+    return i / 64 < v.size() && (v[i / 64] >> (i & 63)) & 1;
+  }
+  static void put_bit(std::vector<uint64_t>& v, uint64_t i, bool on) {
+    if (i / 64 >= v.size()) v.resize(i / 64 + 1, 0);
+    if (on) v[i / 64] |= uint64_t{1} << (i & 63);
+    else v[i / 64] &= ~(uint64_t{1} << (i & 63));
+  }
   // Per page, where struct page keeps them (rmap.h): PTEs mapping it, and the pte_chain
   // head + 1 (allocated only under the pte_chain scheme).
   page_field mapcount;
@@ -64,6 +83,14 @@ struct vm_area_struct {
   bool locked = false; // VM_LOCKED
   int32_t object = -1; // index into sim objects; -1 = anonymous
   uint64_t pgoff = 0;  // object page of vm_start; for anonymous VMAs vm_start >> PAGE_SHIFT
+  // VM_HUGETLB: the huge page shift of a hugetlb VMA (its object is a hugetlb file), else 0.
+  uint8_t huge_shift = 0;
+  bool noreserve = false;   // VM_NORESERVE (MAP_NORESERVE)
+  bool hugepage = false;    // VM_HUGEPAGE (MADV_HUGEPAGE)
+  bool nohugepage = false;  // VM_NOHUGEPAGE (MADV_NOHUGEPAGE)
+  // A private hugetlb VMA's reservations (HPAGE_RESV_OWNER): huge pages reserved at mmap
+  // and not yet faulted, shared by the pieces a split leaves (the resv_map's kref).
+  std::shared_ptr<uint64_t> resv;
   // Set by the first fault that allocates an anonymous page in a private VMA
   // (anon_vma_prepare), inherited at fork. vma_needs_copy() asks for it. Kept under
   // every rmap scheme: 2.5 had no anon_vma but the same "took an anonymous page" fact.
@@ -81,6 +108,7 @@ struct vm_area_struct {
 
   [[nodiscard]] bool writable() const { return prot & prot_write; }
   [[nodiscard]] bool is_anon() const { return object < 0; }
+  [[nodiscard]] bool is_hugetlb() const { return huge_shift != 0; }
   // is_cow_mapping(): private and may become writable. We treat every private VMA as
   // such (mprotect may add PROT_WRITE later; VM_MAYWRITE is always set for ours).
   [[nodiscard]] bool is_cow() const { return !shared; }
@@ -106,6 +134,7 @@ struct mm_struct {
   bytes pgtables_bytes = 0;              // mm->pgtables_bytes: what VmPTE reports
   level_counts nr_tables{};              // tables this mm points to, per level
   mm_rss rss;
+  bytes hugetlb_usage = 0;  // mm->hugetlb_usage: /proc/PID/status HugetlbPages
   uint64_t min_flt = 0;
   // Mapping names -> the range they were created with (ops address [base+off, +len)).
   std::map<uint32_t, std::pair<vaddr, bytes>> maps;

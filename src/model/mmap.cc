@@ -32,6 +32,9 @@ bool anon_compatible(const kernel& k, const vm_area_struct& a, const vm_area_str
 bool can_merge(const kernel& k, const vm_area_struct& a, const vm_area_struct& b) {
   if (a.vm_end != b.vm_start) return false;
   if (a.prot != b.prot || a.shared != b.shared || a.locked != b.locked || a.object != b.object) return false;
+  // VM_HUGETLB VMAs are VM_DONTEXPAND (VM_SPECIAL): vma_merge never merges them.
+  if (a.is_hugetlb() || b.is_hugetlb()) return false;
+  if (a.hugepage != b.hugepage || a.nohugepage != b.nohugepage || a.noreserve != b.noreserve) return false;
   if (a.pgoff + a.pages(k.geo.shift) != b.pgoff) return false;
   return anon_compatible(k, a, b);
 }
@@ -69,6 +72,17 @@ void merge_around(kernel& k, mm_struct& mm, vaddr start) {
 status split_at(kernel& k, mm_struct& mm, vaddr addr) {
   vm_area_struct* v = find_vma(mm, addr);
   if (!v || v->vm_start == addr) return {};
+  // A hugetlb VMA splits only on a huge page boundary (hugetlb_vm_op_split: -EINVAL), and
+  // unshares the PMD of the window it splits (hugetlb_split); a THP the split goes
+  // through is split first (vma_adjust_trans_huge).
+  if (v->is_hugetlb()) {
+    if (addr & ((vaddr{1} << v->huge_shift) - 1))
+      return status::refused("EINVAL: " + fmt_hex(addr) + " is not aligned to the hugetlb mapping's " +
+                             std::to_string((bytes{1} << v->huge_shift) >> 20) + " MiB pages");
+    hugetlb_split(k, mm, *v, addr);
+  } else {
+    split_huge_range_edges(k, mm, *v, addr, addr);
+  }
   vm_area_struct tail = *v;
   tail.avcs.clear();
   tail.vm_start = addr;
@@ -183,34 +197,58 @@ result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
   const bytes page_mask = k.geo.size() - 1;
   if (o.len == 0 || (o.len & page_mask))
     return status::refused("EINVAL: mmap length must be a non-zero multiple of the page size, " + std::to_string(k.geo.size()));
-  if (o.len > k.prof.paging.task_size - kMmapMinAddr)
-    return status::refused("ENOMEM: mapping of " + std::to_string(o.len) + " bytes is larger than the address space");
+  // A hugetlb file (or MAP_HUGETLB): the length rounds up to its huge pages, which the
+  // address and the file offset must be aligned to (ksys_mmap_pgoff, hugetlbfs_file_mmap).
+  const uint8_t huge_shift = o.object >= 0 ? k.objects[static_cast<size_t>(o.object)].huge_shift : 0;
+  bytes len = o.len, align = o.align, phase = o.phase_off;
+  if (huge_shift) {
+    const bytes hsize = bytes{1} << huge_shift;
+    len = round_up(len, hsize);
+    if (o.obj_off & (hsize - 1))
+      return status::refused("EINVAL: the offset into a hugetlb file must be a multiple of its " +
+                             std::to_string(hsize >> 20) + " MiB pages");
+    if (o.fixed && (o.addr & (hsize - 1)))
+      return status::refused("EINVAL: a fixed hugetlb mapping must start on a " + std::to_string(hsize >> 20) +
+                             " MiB boundary");
+    if (align < hsize) { align = hsize; phase = 0; }  // hugetlb_get_unmapped_area
+  }
+  if (len > k.prof.paging.task_size - kMmapMinAddr)
+    return status::refused("ENOMEM: mapping of " + std::to_string(len) + " bytes is larger than the address space");
   vaddr addr;
   if (o.fixed) {
-    if ((o.addr & page_mask) || o.addr < kMmapMinAddr || o.addr + o.len > k.prof.paging.task_size || o.addr + o.len < o.addr)
-      return status::refused("EINVAL: fixed mapping [" + std::to_string(o.addr) + ", +" + std::to_string(o.len) +
+    if ((o.addr & page_mask) || o.addr < kMmapMinAddr || o.addr + len > k.prof.paging.task_size || o.addr + len < o.addr)
+      return status::refused("EINVAL: fixed mapping [" + std::to_string(o.addr) + ", +" + std::to_string(len) +
                               ") lies outside user space");
-    if (overlaps(mm, o.addr, o.addr + o.len)) return status::refused("EEXIST: fixed mapping overlaps an existing mapping");
+    if (overlaps(mm, o.addr, o.addr + len)) return status::refused("EEXIST: fixed mapping overlaps an existing mapping");
     addr = o.addr;
   } else {
-    auto r = get_unmapped_area(k, mm, o.len, o.align, o.phase_off);
+    auto r = get_unmapped_area(k, mm, len, align, phase);
     if (!r.ok()) return r.error();
     addr = r.value();
   }
   vm_area_struct v;
   v.vm_start = addr;
-  v.vm_end = addr + o.len;
+  v.vm_end = addr + len;
   v.prot = o.prot;
   v.shared = o.shared;
   v.locked = o.locked;
   v.object = o.object;
+  v.huge_shift = huge_shift;
+  v.noreserve = o.noreserve;
   v.pgoff = o.object < 0 ? addr >> k.geo.shift : o.obj_off >> k.geo.shift;
   if (status s = vm_area_alloc(k, v); !s.ok()) return s;
+  if (huge_shift)
+    if (status s = hugetlb_reserve(k, v); !s.ok()) {
+      vm_area_free(k, v);
+      return s;
+    }
   mm.vmas.emplace(addr, v);
   mm.maps[o.map] = {addr, o.len};
   merge_around(k, mm, addr);
+  if (o.has_hint)
+    if (status s = do_madvise(k, mm, addr, addr + len, o.hint); !s.ok()) return s;
   if (o.locked)
-    if (status s = populate(k, mm, addr, addr + o.len); !s.ok()) return s;
+    if (status s = populate(k, mm, addr, addr + len); !s.ok()) return s;
   return addr;
 }
 
@@ -254,8 +292,12 @@ status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t pro
   if (status s = split_at(k, mm, start); !s.ok()) return s;
   if (status s = split_at(k, mm, end); !s.ok()) return s;
   for (auto it = mm.vmas.lower_bound(start); it != mm.vmas.end() && it->second.vm_start < end; ++it) {
-    if ((it->second.prot & prot_write) && !(prot & prot_write)) wrprotect_range(k, mm, it->second.vm_start, it->second.vm_end);
-    it->second.prot = prot;
+    vm_area_struct& v = it->second;
+    if (v.is_hugetlb())
+      hugetlb_change_protection(k, mm, v, v.vm_start, v.vm_end, prot & prot_write);
+    else if ((v.prot & prot_write) && !(prot & prot_write))
+      wrprotect_range(k, mm, v.vm_start, v.vm_end);
+    v.prot = prot;
   }
   // vma_modify_flags merges the changed range with its neighbours where it can.
   std::vector<vaddr> starts;
@@ -265,8 +307,34 @@ status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t pro
   return {};
 }
 
-status do_madvise_dontneed(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
+status do_madvise(kernel& k, mm_struct& mm, vaddr start, vaddr end, advice adv) {
   bool unmapped = false;
+  if (adv != advice::dontneed) {
+    // MADV_HUGEPAGE / MADV_NOHUGEPAGE: the flags of the range, VMAs split and merged as
+    // for mprotect (madvise_update_vma). Pages already mapped stay as they are.
+    for (vaddr a = start; a < end;) {
+      vm_area_struct* v = find_vma(mm, a);
+      if (!v) {
+        auto it = mm.vmas.upper_bound(a);
+        if (it == mm.vmas.end()) break;
+        a = it->second.vm_start;
+        unmapped = true;
+        continue;
+      }
+      a = v->vm_end;
+    }
+    if (status s = split_at(k, mm, start); !s.ok()) return s;
+    if (status s = split_at(k, mm, end); !s.ok()) return s;
+    std::vector<vaddr> starts;
+    for (auto it = mm.vmas.lower_bound(start); it != mm.vmas.end() && it->second.vm_start < end; ++it) {
+      it->second.hugepage = adv == advice::hugepage;
+      it->second.nohugepage = adv == advice::nohugepage;
+      starts.push_back(it->second.vm_start);
+    }
+    for (auto it = starts.rbegin(); it != starts.rend(); ++it) merge_around(k, mm, *it);
+    if (unmapped) return status::refused("ENOMEM: madvise range includes unmapped pages");
+    return {};
+  }
   for (vaddr a = start; a < end;) {
     vm_area_struct* v = find_vma(mm, a);
     if (!v) {
@@ -277,7 +345,10 @@ status do_madvise_dontneed(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
       continue;
     }
     if (v->locked) return status::refused("EINVAL: MADV_DONTNEED on a locked (VM_LOCKED) mapping");
-    zap_range(k, mm, *v, std::max(a, v->vm_start), std::min(end, v->vm_end), /*reclaim_pt=*/true);
+    const vaddr lo = std::max(a, v->vm_start), hi = std::min(end, v->vm_end);
+    if (v->is_hugetlb() && ((lo | hi) & ((vaddr{1} << v->huge_shift) - 1)))
+      return status::refused("EINVAL: MADV_DONTNEED of a hugetlb mapping must cover whole huge pages");
+    zap_range(k, mm, *v, lo, hi, /*reclaim_pt=*/true);
     a = v->vm_end;
   }
   if (unmapped) return status::refused("ENOMEM: madvise range includes unmapped pages");

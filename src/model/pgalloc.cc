@@ -94,11 +94,19 @@ void* pt_alloc(kernel& k, mm_struct& mm, int idx) {
   return node;
 }
 
+void pt_get(kernel& k, mm_struct& mm, int idx, void* node) {
+  uint32_t& ref = idx == k.prof.paging.nr_levels - 1 ? static_cast<pte_table*>(node)->refcount
+                                                     : static_cast<pt_dir*>(node)->refcount;
+  ++ref;
+  account_mm(k, mm, idx, +1);
+}
+
 void pt_put(kernel& k, mm_struct& mm, int idx, void* node) {
   account_mm(k, mm, idx, -1);
   uint32_t& ref = idx == k.prof.paging.nr_levels - 1 ? static_cast<pte_table*>(node)->refcount
                                                      : static_cast<pt_dir*>(node)->refcount;
   if (--ref > 0) return;  // still mapped by another address space
+  if (idx < k.prof.paging.nr_levels - 1) hugetlb_forget_table(k, node);
   account_node(k, idx, -1);
   k.pm.free(page_use::pgtable, node_pages(k.prof, idx));
   if (idx == k.prof.paging.nr_levels - 1)

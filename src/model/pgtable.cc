@@ -13,8 +13,15 @@ const uint64_t* full_bitmap() {
   return o.w;
 }
 
+void* no_deposit() {
+  static char marker;
+  return &marker;
+}
+
 namespace {
 constexpr size_t kChunkBytes = 1 << 20;
+
+uint64_t* new_bits(uint32_t entries) { return new uint64_t[(entries + 63) / 64](); }
 }
 
 pt_store::~pt_store() {
@@ -53,8 +60,44 @@ pt_dir* pt_store::new_dir(uint32_t entries) {
 
 void pt_store::free_dir(pt_dir* d) {
   host_bytes_ -= sizeof(pt_dir) + d->entries * sizeof(void*);
+  if (d->leaf) host_bytes_ -= 2 * ((d->entries + 63) / 64) * sizeof(uint64_t) + d->entries * sizeof(uint32_t);
   delete[] d->slot;
+  delete[] d->leaf;
+  delete[] d->leaf_write;
+  delete[] d->leaf_page;
   delete d;
+}
+
+void pt_store::set_leaf(pt_dir* d, uint32_t i, void* deposit, bool writable, uint32_t page) {
+  if (!d->leaf) {
+    d->leaf = new_bits(d->entries);
+    d->leaf_write = new_bits(d->entries);
+    d->leaf_page = new uint32_t[d->entries]();
+    host_bytes_ += 2 * ((d->entries + 63) / 64) * sizeof(uint64_t) + d->entries * sizeof(uint32_t);
+  }
+  d->slot[i] = deposit;
+  ++d->nr_used;
+  ++d->nr_leaves;
+  d->leaf[i >> 6] |= uint64_t{1} << (i & 63);
+  set_leaf_writable(d, i, writable);
+  d->leaf_page[i] = page;
+}
+
+void* pt_store::clear_leaf(pt_dir* d, uint32_t i) {
+  void* deposit = d->slot[i];
+  d->slot[i] = nullptr;
+  --d->nr_used;
+  --d->nr_leaves;
+  d->leaf[i >> 6] &= ~(uint64_t{1} << (i & 63));
+  d->leaf_write[i >> 6] &= ~(uint64_t{1} << (i & 63));
+  d->leaf_page[i] = 0;
+  return deposit;
+}
+
+void pt_store::set_leaf_writable(pt_dir* d, uint32_t i, bool writable) {
+  const uint64_t b = uint64_t{1} << (i & 63);
+  if (writable) d->leaf_write[i >> 6] |= b;
+  else d->leaf_write[i >> 6] &= ~b;
 }
 
 uint64_t* pt_store::alloc_words() {

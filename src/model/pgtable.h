@@ -14,11 +14,20 @@
 // fork makes a second PTE map it, so populating private memory stays a bitmap operation. A completely present PTE page points at one shared all-ones bitmap,
 // so 64 address spaces with 16 GiB mapped cost ~40 bytes per PTE page on the host.
 //
+// Huge pages (huge.h): an entry of a directory level that can hold a leaf (arch.h) may map
+// a huge page itself. Its slot is then not a child table: it holds the PTE table deposited
+// for an anonymous THP (pgtable_trans_huge_deposit), or no_deposit() for a huge zero
+// page without one, a shmem THP or a hugetlb page. The leaf bitmap says which slots are
+// leaves, leaf_write which of them are writable, and leaf_page the huge anonymous page a
+// leaf maps (a THP or a private hugetlb page; 0 for an object page, found from the VMA as
+// for PTEs, and for the huge zero page).
+//
 // Invariants (checked by check_invariants in tests):
 //  1. pte_table::nr_present == popcount(present); present == full_bitmap() iff all set.
-//  2. pt_dir::nr_used == number of non-null slots.
+//  2. pt_dir::nr_used == number of non-null slots; nr_leaves == popcount(leaf).
 //  3. anon[i] != 0 implies anonmap bit i; anonmap bit i and writable bit i imply present
 //     bit i. An anonmap entry without an id maps an exclusive page (mapcount 1).
+//  4. A leaf slot is non-null; leaf_write and leaf_page are set only on leaf slots.
 #pragma once
 
 #include <cstdint>
@@ -52,8 +61,19 @@ struct pt_dir {
   uint32_t refcount = 1;
   uint32_t nr_used = 0;
   uint32_t entries = 0;
+  uint32_t nr_leaves = 0;
   void** slot = nullptr;  // children: pt_dir* (upper levels) or pte_table* (level above PTE)
+  uint64_t* leaf = nullptr;        // huge leaves (allocated with the first)
+  uint64_t* leaf_write = nullptr;
+  uint32_t* leaf_page = nullptr;
+
+  [[nodiscard]] bool is_leaf(uint32_t i) const { return leaf && (leaf[i >> 6] >> (i & 63)) & 1; }
+  [[nodiscard]] bool leaf_writable(uint32_t i) const { return leaf_write && (leaf_write[i >> 6] >> (i & 63)) & 1; }
+  [[nodiscard]] uint32_t page_of(uint32_t i) const { return leaf_page ? leaf_page[i] : 0; }
 };
+
+// The slot value of a leaf with no deposited table.
+void* no_deposit();
 
 // Host-side storage for nodes: fixed-size free lists, so that millions of PTE pages cost
 // a few tens of bytes each and allocation is a pointer pop. Not the simulated allocator:
@@ -69,6 +89,13 @@ class pt_store {
   void free_pte_table(pte_table* t);
   pt_dir* new_dir(uint32_t entries);
   void free_dir(pt_dir* d);
+
+  // Leaf entries of a directory (invariant 4): set_leaf makes slot i a leaf holding
+  // `deposit` (a pte_table, or no_deposit()); clear_leaf empties the slot and returns what
+  // it held (the deposit to free). REQUIRES: set_leaf on an empty slot, clear_leaf on a leaf.
+  void set_leaf(pt_dir* d, uint32_t i, void* deposit, bool writable, uint32_t page);
+  void* clear_leaf(pt_dir* d, uint32_t i);
+  void set_leaf_writable(pt_dir* d, uint32_t i, bool writable);
 
   // Bitmap helpers: make `t->present` a private, writable copy (from null or full).
   void own_present(pte_table* t);

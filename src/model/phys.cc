@@ -21,11 +21,15 @@ const char* page_use_name(page_use u) {
     case page_use::pgtable: return "page tables";
     case page_use::slab: return "slab";
     case page_use::reserved: return "mem_map and kernel image";
+    case page_use::hugetlb: return "hugetlb pool";
+    case page_use::pinned: return "pinned pages of fragmented pageblocks";
   }
   return "?";
 }
 
-phys::phys(const zone_policy& zp, uint8_t page_shift, uint64_t total_pages, uint64_t reserved) : total_(total_pages) {
+phys::phys(const zone_policy& zp, uint8_t page_shift, uint64_t total_pages, uint64_t reserved,
+           uint64_t pageblock_pages, double fragmentation)
+    : total_(total_pages), ppb_(std::max<uint64_t>(pageblock_pages, 1)) {
   const uint64_t kDmaPages = (16 * MiB) >> page_shift;
   auto z = [&](zone_type t) -> uint64_t& { return present_[static_cast<int>(t)]; };
   uint64_t rest = total_pages;
@@ -50,6 +54,75 @@ phys::phys(const zone_policy& zp, uint8_t page_shift, uint64_t total_pages, uint
   for (gfp_zone g : {gfp_zone::highuser, gfp_zone::kernel})
     if (!zonelist(g).empty()) first_[static_cast<int>(g)] = static_cast<int>(zonelist(g).front());
   alloc(page_use::reserved, gfp_zone::kernel, std::min(reserved, low_pages()));
+  // Fragmentation: one pinned page in each polluted block, spread over every zone.
+  for (int zi = 0; zi < kZones; ++zi) {
+    blocks_[zi] = present_[zi] / ppb_;
+    polluted_[zi] = static_cast<uint64_t>(double(blocks_[zi]) * std::clamp(fragmentation, 0.0, 1.0) + 0.5);
+    const uint64_t pins = std::min(polluted_[zi], present_[zi] - zone_used_[zi]);
+    if (pins) {
+      take(static_cast<zone_type>(zi), static_cast<int>(page_use::pinned), pins);
+      account(static_cast<int>(page_use::pinned), pins);
+    }
+  }
+}
+
+// Free pageblocks of zone z: the blocks without a pinned page, less the huge pages', less
+// as many as the small pages outside the pinned blocks fill (packed: compaction).
+uint64_t phys::zone_free_blocks(int z) const {
+  const uint64_t clean = blocks_[z] - polluted_[z];
+  const uint64_t small = zone_used_[z] - huge_blocks_[z] * ppb_;
+  const uint64_t in_polluted = polluted_[z] * ppb_;
+  const uint64_t spill = small > in_polluted ? div_round_up(small - in_polluted, ppb_) : 0;
+  const uint64_t taken = huge_blocks_[z] + spill;
+  return clean > taken ? clean - taken : 0;
+}
+
+uint64_t phys::free_blocks() const {
+  uint64_t n = 0;
+  for (zone_type z : highuser_) n += zone_free_blocks(static_cast<int>(z));
+  return n;
+}
+
+bool phys::alloc_huge(page_use use, uint64_t blocks) {
+  for (zone_type z : highuser_) {
+    const int zi = static_cast<int>(z);
+    if (zone_free_blocks(zi) < blocks) continue;
+    // A 1 GiB page needs its 512 blocks in one clean run: only an unfragmented zone has one.
+    if (blocks > 1 && polluted_[zi]) continue;
+    const int u = static_cast<int>(use);
+    take(z, u, blocks * ppb_);
+    account(u, blocks * ppb_);
+    huge_blocks_[zi] += blocks;
+    huge_by_use_[zi][u] += blocks;
+    return true;
+  }
+  return false;
+}
+
+void phys::free_huge(page_use use, uint64_t blocks) {
+  const int u = static_cast<int>(use);
+  for (int zi = 0; zi < kZones && blocks; ++zi) {
+    const uint64_t give = std::min(blocks, huge_by_use_[zi][u]);
+    if (!give) continue;
+    huge_by_use_[zi][u] -= give;
+    huge_blocks_[zi] -= give;
+    used_[zi][u] -= give * ppb_;
+    zone_used_[zi] -= give * ppb_;
+    if (static_cast<zone_type>(zi) != zone_type::highmem) low_used_ -= give * ppb_;
+    by_use_[u] -= give * ppb_;
+    used_total_ -= give * ppb_;
+    blocks -= give;
+  }
+}
+
+void phys::split_huge(uint64_t blocks) {
+  const int u = static_cast<int>(page_use::anon);
+  for (int zi = 0; zi < kZones && blocks; ++zi) {
+    const uint64_t give = std::min(blocks, huge_by_use_[zi][u]);
+    huge_by_use_[zi][u] -= give;
+    huge_blocks_[zi] -= give;
+    blocks -= give;
+  }
 }
 
 uint64_t phys::low_pages() const {
@@ -93,7 +166,8 @@ void phys::free(page_use use, uint64_t n) {
   by_use_[u] -= n;
   used_total_ -= n;
   for (int z = 0; z < kZones && n; ++z) {  // DMA, DMA32, Normal, HighMem: least preferred first
-    const uint64_t give = std::min(n, used_[z][u]);
+    // Small pages only: a huge page's blocks go back through free_huge.
+    const uint64_t give = std::min(n, used_[z][u] - huge_by_use_[z][u] * ppb_);
     used_[z][u] -= give;
     zone_used_[z] -= give;
     if (static_cast<zone_type>(z) != zone_type::highmem) low_used_ -= give;
@@ -112,6 +186,12 @@ uint32_t phys::share_anon(uint32_t origin) {
   }
   ids_[id] = {1, 0, origin};
   return id;
+}
+
+uint32_t phys::share_anon_range(uint32_t n, uint32_t mapcount, uint32_t origin) {
+  const uint32_t first = static_cast<uint32_t>(ids_.size());
+  ids_.resize(ids_.size() + n, anon_state{mapcount, 0, origin});
+  return first;
 }
 
 }  // namespace vmlab

@@ -21,6 +21,15 @@
 //    unless ZONE_NORMAL overflowed into ZONE_DMA.
 //  * An allocation of n pages either gets all of them (across zones, in zonelist order)
 //    or none; the callers that must fail part-way allocate page by page.
+//  * Huge pages (THPs, the hugetlb pool) need a whole free pageblock (the huge page of
+//    the PMD level: 2 MiB, 4 MiB on i386 without PAE), and a 1 GiB page 512 of them in
+//    one zone. The buddy allocator is modelled at pageblock granularity, with perfect
+//    anti-fragmentation and compaction inside the blocks it can use: `fragmentation` of
+//    each zone's pageblocks hold one unmovable page from boot (a long-running machine)
+//    and can never be had whole; 4 KiB pages fill those blocks first, and the rest of the
+//    4 KiB pages are packed into as few of the other blocks as they need. A 1 GiB page
+//    needs an unfragmented machine (fragmentation 0): with a pinned page every 1/f
+//    blocks no 512-block run is clean once f >= 1/512, and vmlab assumes none below.
 //
 // Invariants:
 //  1. sum over zones of used(z) + free(z) == present pages; used(z) == sum of its uses.
@@ -48,8 +57,10 @@ enum class page_use : uint8_t {
   pgtable,   // page-table pages (all levels, whatever PageTables reports)
   slab,      // slab pages of every simulated kmem_cache
   reserved,  // boot: mem_map and the kernel image
+  hugetlb,   // the hugetlb pools (HugePages_Total), free or in use
+  pinned,    // one unmovable page in each fragmented pageblock (machine fragmentation)
 };
-inline constexpr int kUses = 5;
+inline constexpr int kUses = 7;
 const char* page_use_name(page_use u);
 
 // The zone modifier of an allocation's gfp mask: which zonelist it walks.
@@ -61,8 +72,10 @@ enum class gfp_zone : uint8_t {
 class phys {
  public:
   // A machine of total_pages page frames, zoned as the policy says, with `reserved` pages
-  // (mem_map, kernel image) taken from low memory at boot.
-  phys(const zone_policy& zp, uint8_t page_shift, uint64_t total_pages, uint64_t reserved);
+  // (mem_map, kernel image) taken from low memory at boot; pageblocks of
+  // `pageblock_pages` pages, `fragmentation` of them with a pinned page.
+  phys(const zone_policy& zp, uint8_t page_shift, uint64_t total_pages, uint64_t reserved,
+       uint64_t pageblock_pages, double fragmentation);
 
   // n pages for `use` from the zonelist of g, preferred zone first; all or nothing (on
   // failure nothing changes; oom_status() says where memory went).
@@ -80,9 +93,24 @@ class phys {
   // Returns n pages of `use` (REQUIRES: that many are allocated).
   void free(page_use use, uint64_t n);
 
+  // `blocks` whole pageblocks, in one zone of the GFP_HIGHUSER zonelist, for one huge
+  // page of `use` (1 for a THP or a PMD-level hugetlb page, 512 for a 1 GiB page). false
+  // (nothing changed) when no zone has that many free whole blocks.
+  bool alloc_huge(page_use use, uint64_t blocks);
+  // A huge page goes: whole (free_huge), or broken into small pages of `use` that stay
+  // allocated and are freed one by one (split_huge: a THP mapped by PTEs).
+  void free_huge(page_use use, uint64_t blocks);
+  void split_huge(uint64_t blocks);
+  // Whole pageblocks a huge allocation could have now, over every zone it may use.
+  [[nodiscard]] uint64_t free_blocks() const;
+  [[nodiscard]] uint64_t pageblock_pages() const { return ppb_; }
+
   // Gives an exclusive anonymous page an identity (mapcount 1); it is already counted.
   // `origin`: the anon_vma it belongs to (folio->mapping), 0 under schemes without one.
   uint32_t share_anon(uint32_t origin);
+  // n consecutive ids of pages already counted, each with mapcount `mapcount` (the
+  // subpages of a THP when it first gets mapped by PTEs); returns the first.
+  uint32_t share_anon_range(uint32_t n, uint32_t mapcount, uint32_t origin);
   [[nodiscard]] uint32_t anon_origin(uint32_t id) const { return ids_[id].origin; }
   // The page's mapcount and pte_chain head, where struct page keeps them (see rmap.h).
   uint32_t* anon_mapcount(uint32_t id) { return &ids_[id].mapcount; }
@@ -121,6 +149,7 @@ class phys {
     return g == gfp_zone::highuser ? highuser_ : kernel_;
   }
   void take(zone_type z, int use, uint64_t n);
+  [[nodiscard]] uint64_t zone_free_blocks(int z) const;
   bool alloc_fallback(page_use use, gfp_zone g, uint64_t n);
   void account(int u, uint64_t n) {
     by_use_[u] += n;
@@ -138,6 +167,11 @@ class phys {
   std::array<uint64_t, kZones> present_{};
   std::array<std::array<uint64_t, kUses>, kZones> used_{};
   std::array<uint64_t, kZones> zone_used_{};
+  // Pageblocks per zone, those with a pinned page, and those held whole by huge pages.
+  uint64_t ppb_ = 512;
+  std::array<uint64_t, kZones> blocks_{}, polluted_{}, huge_blocks_{};
+  // Where each use's huge pages are, zone by zone (a free goes back to the same zone).
+  std::array<std::array<uint64_t, kUses>, kZones> huge_by_use_{};
   std::array<uint64_t, kUses> by_use_{};
   uint64_t used_total_ = 0, low_used_ = 0;
   std::vector<zone_type> highuser_, kernel_;  // zonelists, preferred first

@@ -49,6 +49,24 @@ kernel_profile linux_2_5_26() {
   return p;
 }
 
+// Linux 2.5.43 with Andrew Morton's mm2 patch set and Bill Irwin's hugetlb support, the
+// kernel of seed 001 (same machine as seed 000: i386 2-level, HIGHMEM4G, Pentium III).
+// From 2.5.26 + rollup: the 2.5.35 cache-line pte_chains (the rollup already had them),
+// Mapped (2.5.36), hugetlb pages of 4 MiB as PSE PGD entries with no pte_chain and no PTE
+// page (arch/i386/mm/hugetlbpage.c: huge_pte_alloc returns the folded PMD; set_huge_pte
+// adds the page to mm->rss and never calls page_add_rmap). No HIGHPTE: seed 001's "we
+// save ~322 MB in the low memory area" is pte_chains plus PageTables, so PTE pages were
+// in low memory.
+kernel_profile linux_2_5_43_mm2() {
+  kernel_profile p = linux_2_5_26();
+  p.name = "linux-2.5.43-mm2";
+  p.description = "Linux 2.5.43-mm2 + hugetlb, i386 2-level (HIGHMEM4G), Pentium III: seed 001's kernel";
+  p.meminfo.mapped = true;  // 2.5.36 "add /proc/meminfo:Mapped"
+  p.huge.hugetlb = true;
+  p.huge.hugetlb_in_rss = true;
+  return p;
+}
+
 // Linux 2.6.15 on i386 with PAE (HIGHMEM64G): 3-level tables with preallocated PMDs,
 // free_pgtables() floor/ceiling (2.6.12), fork skipping shared VMAs without anon_vma
 // (2.6.14), top-down layout (2.6.9), VmPTE = nr_ptes pages (PTE level only).
@@ -81,6 +99,11 @@ kernel_profile linux_2_6_15() {
   p.objs.slabinfo = slabinfo_format::v2_1;
   // HIGHMEM64G distribution kernels of the time set CONFIG_HIGHPTE.
   p.zones = {.highmem = true, .lowmem_limit = 896 * MiB, .dma32_limit = 0, .highpte = true};
+  // hugetlbfs (2 MiB PMD leaves with PAE), counted in mm->rss (set_huge_pte); no PMD
+  // sharing yet (2.6.20), no THP (2.6.38).
+  p.huge = {};
+  p.huge.hugetlb = true;
+  p.huge.hugetlb_in_rss = true;
   return p;
 }
 
@@ -103,6 +126,7 @@ kernel_profile linux_2_6_15_x86_64() {
   p.objs.slab.word_size = 8;
   p.objs.slab.nr_cpus = 8;
   p.zones = {.highmem = false, .lowmem_limit = 0, .dma32_limit = 4 * GiB, .highpte = false};
+  // 1 GiB hugetlb pages at boot (hugepagesz=1G, 2.6.27) are later; 2.6.15 has 2 MiB only.
   return p;
 }
 
@@ -132,11 +156,19 @@ kernel_profile linux_6_18() {
   p.objs.kernel_image = 32 * MiB;
   p.objs.slab = slub_policy_x86_64(2);
   p.objs.slabinfo = slabinfo_format::v2_1;
+  // Huge pages as this host's 6.18 has them (CONFIG_HUGETLB_PMD_PAGE_TABLE_SHARING=y,
+  // THP enabled=madvise, shmem_enabled=never: read off the host; linux-vm-internals.md 8).
+  // hugetlb pages are not in RSS (6.x: hugetlb_count_add only); fork copies no tables of
+  // a shared hugetlb VMA (6.0); a write to the huge zero PMD allocates a THP (6.13).
+  p.huge = {.hugetlb = true, .gigantic = true, .pmd_share = true, .fork_lazy = true, .hugetlb_in_rss = false,
+            .thp = true, .shmem_thp = true, .enabled = thp_mode::madvise, .shmem_enabled = shmem_thp_mode::never,
+            .huge_zero_page = true, .zero_wp_allocates = true};
+  p.meminfo.hugetlb_total = true;
   return p;
 }
 
 const std::vector<std::function<kernel_profile()>>& presets() {
-  static const std::vector<std::function<kernel_profile()>> v = {linux_2_5_26, linux_2_6_15,
+  static const std::vector<std::function<kernel_profile()>> v = {linux_2_5_26, linux_2_5_43_mm2, linux_2_6_15,
                                                                  linux_2_6_15_x86_64, linux_6_18};
   return v;
 }
@@ -168,6 +200,27 @@ status parse_levels(const std::string& key, const std::string& v, level_mask& ou
 
 }  // namespace
 
+const char* thp_mode_name(thp_mode m) {
+  switch (m) {
+    case thp_mode::never: return "never";
+    case thp_mode::madvise: return "madvise";
+    case thp_mode::always: return "always";
+  }
+  return "?";
+}
+
+const char* shmem_thp_mode_name(shmem_thp_mode m) {
+  switch (m) {
+    case shmem_thp_mode::never: return "never";
+    case shmem_thp_mode::always: return "always";
+    case shmem_thp_mode::within_size: return "within_size";
+    case shmem_thp_mode::advise: return "advise";
+    case shmem_thp_mode::deny: return "deny";
+    case shmem_thp_mode::force: return "force";
+  }
+  return "?";
+}
+
 const char* rmap_scheme_name(rmap_scheme s) {
   switch (s) {
     case rmap_scheme::none: return "none";
@@ -176,6 +229,18 @@ const char* rmap_scheme_name(rmap_scheme s) {
     case rmap_scheme::anon_vma_chain: return "anon_vma_chain";
   }
   return "?";
+}
+
+std::vector<bytes> hugetlb_page_sizes(const kernel_profile& p) {
+  std::vector<bytes> out;
+  if (!p.huge.hugetlb) return out;
+  const paging_format& f = p.paging;
+  for (int i = f.nr_levels - 2; i >= 0; --i) {
+    if (!f.at(i).leaf) continue;
+    if (f.at(i).span() > f.pmd_huge_size() && !p.huge.gigantic) continue;
+    out.push_back(f.at(i).span());
+  }
+  return out;
 }
 
 bytes kernel_profile::pgd_bytes() const {
@@ -267,10 +332,29 @@ status apply_override(kernel_profile& p, const std::string& key, const std::stri
   }
   if (key == "anon_vma_reuse") return parse_bool(key, value, p.rmap.anon_vma_reuse);
   if (key == "highpte") return parse_bool(key, value, p.zones.highpte);
+  if (key == "hugetlb_pmd_share") {
+    if (status s = parse_bool(key, value, p.huge.pmd_share); !s.ok()) return s;
+    if (p.huge.pmd_share && !p.huge.hugetlb)
+      return status::invalid_argument("kernel override 'hugetlb_pmd_share': " + p.name + " has no hugetlb pages");
+    return {};
+  }
+  if (key == "thp_enabled") {
+    if (!p.huge.thp) return status::invalid_argument("kernel override 'thp_enabled': " + p.name + " has no transparent huge pages (2.6.38+)");
+    for (thp_mode m : {thp_mode::always, thp_mode::madvise, thp_mode::never})
+      if (value == thp_mode_name(m)) { p.huge.enabled = m; return {}; }
+    return status::invalid_argument("kernel override 'thp_enabled' must be always, madvise or never, not '" + value + "'");
+  }
+  if (key == "shmem_enabled") {
+    if (!p.huge.shmem_thp) return status::invalid_argument("kernel override 'shmem_enabled': " + p.name + " has no shmem huge pages (4.8+)");
+    for (shmem_thp_mode m : {shmem_thp_mode::always, shmem_thp_mode::within_size, shmem_thp_mode::advise,
+                             shmem_thp_mode::never, shmem_thp_mode::deny, shmem_thp_mode::force})
+      if (value == shmem_thp_mode_name(m)) { p.huge.shmem_enabled = m; return {}; }
+    return status::invalid_argument("kernel override 'shmem_enabled' must be always, within_size, advise, never, deny or force, not '" + value + "'");
+  }
   return status::invalid_argument("unknown kernel override '" + key +
                                   "' (known: paging, pti, pt_reclaim, fault_around_bytes, fork_skips_shared, "
                                   "page_tables_levels, vmpte_levels, pgtable_free, mmap_layout, rmap, "
-                                  "pte_chain_slots, anon_vma_reuse, highpte)");
+                                  "pte_chain_slots, anon_vma_reuse, highpte, hugetlb_pmd_share, thp_enabled, shmem_enabled)");
 }
 
 }  // namespace vmlab

@@ -71,6 +71,45 @@ struct rmap_policy {
   bool anon_vma_reuse = false;
 };
 
+// /sys/kernel/mm/transparent_hugepage/enabled: whether anonymous VMAs get THPs.
+enum class thp_mode : uint8_t { never, madvise, always };
+// .../transparent_hugepage/shmem_enabled: whether shmem (SysV, memfd, MAP_SHARED|
+// MAP_ANONYMOUS) allocates huge folios. deny and force act on every shmem mount.
+enum class shmem_thp_mode : uint8_t { never, always, within_size, advise, deny, force };
+const char* thp_mode_name(thp_mode m);
+const char* shmem_thp_mode_name(shmem_thp_mode m);
+
+// Huge pages: what the kernel has and how it maps them (mm/hugetlb.c, mm/huge_memory.c,
+// mm/shmem.c). The sizes come from the paging format's leaf levels.
+struct huge_policy {
+  // hugetlb pages (hugetlbfs, SHM_HUGETLB, MAP_HUGETLB). 2.5.36 had them behind
+  // sys_alloc_hugepages; hugetlbfs came later in 2.5.
+  bool hugetlb = false;
+  // 1 GiB hugetlb pages at the PUD level (x86-64, X86_FEATURE_GBPAGES).
+  bool gigantic = false;
+  // huge_pmd_share(): processes mapping the same hugetlb file at the same offset within a
+  // 1 GiB window share the PMD table (CONFIG_ARCH_WANT_HUGE_PMD_SHARE, x86; Ken Chen, 2.6.20).
+  bool pmd_share = false;
+  // fork copies no page tables of a shared hugetlb VMA without anon_vma (6.0,
+  // "hugetlb: lazy page table copies in fork()", bcd51a3c679d); before, it always did.
+  bool fork_lazy = false;
+  // hugetlb pages counted in the process's RSS (2.5/2.6 set_huge_pte: mm->rss += HPAGE_SIZE
+  // / PAGE_SIZE); 6.x counts them only in HugetlbPages.
+  bool hugetlb_in_rss = false;
+  // Anonymous THP (2.6.38) and shmem THP (4.8), and their run-time policies (the host's
+  // defaults for the profile of this host's kernel).
+  bool thp = false;
+  bool shmem_thp = false;
+  thp_mode enabled = thp_mode::never;
+  shmem_thp_mode shmem_enabled = shmem_thp_mode::never;
+  // A read fault in an empty aligned range maps the huge zero page (use_zero_page, 3.8+),
+  // with a deposited PTE table as for a THP.
+  bool huge_zero_page = false;
+  // A write to the huge zero PMD allocates a THP in place (6.13, do_huge_zero_wp_pmd);
+  // before, the PMD was split into 512 zero-page PTEs and one 4 KiB page was faulted.
+  bool zero_wp_allocates = false;
+};
+
 // A kmem_cache the profile's kernel creates: sizeof the object and its create() flags.
 // object_size 0: that kernel has no such cache.
 struct cache_decl {
@@ -104,6 +143,7 @@ struct meminfo_policy {
   bool reverse_maps = false;       // ReverseMaps: 2.5.30 - 2.5.67
   bool mapped = true;              // Mapped: 2.5.36+
   bool mapped_counts_anon = false; // nr_mapped counted anonymous pages until 2.6.18
+  bool hugetlb_total = false;      // Hugetlb: (all hstates, kB) next to HugePages_*, 4.16+
 };
 
 using level_mask = uint8_t;  // bit (1 << level) set = the level is counted
@@ -137,6 +177,7 @@ struct kernel_profile {
   vaddr mmap_base = 0;
   bytes default_memory = 0;  // machine memory when the scenario gives none
   rmap_policy rmap;
+  huge_policy huge;
   kernel_objects objs;
   zone_policy zones;
   meminfo_policy meminfo;
@@ -147,6 +188,10 @@ struct kernel_profile {
   [[nodiscard]] bytes pgd_bytes() const;
 };
 
+// The hugetlb page sizes the profile's kernel has, the default (the PMD-level one) first;
+// empty without hugetlb.
+std::vector<bytes> hugetlb_page_sizes(const kernel_profile& p);
+
 // The preset profile called `name`, or invalid_argument listing the known ones.
 result<kernel_profile> find_profile(const std::string& name);
 std::vector<std::string> profile_names();
@@ -154,7 +199,9 @@ std::vector<std::string> profile_names();
 // Applies one scenario override ("pti" = "false", "paging" = "i386-pae", ...). Keys:
 // paging, pti, pt_reclaim, fault_around_bytes, fork_skips_shared, page_tables_levels,
 // vmpte_levels, pgtable_free, mmap_layout, rmap (none, pte_chain, anon_vma,
-// anon_vma_chain), pte_chain_slots, anon_vma_reuse, highpte. Errors name the key.
+// anon_vma_chain), pte_chain_slots, anon_vma_reuse, highpte, hugetlb_pmd_share,
+// thp_enabled (always, madvise, never), shmem_enabled (always, within_size, advise,
+// never, deny, force). Errors name the key.
 status apply_override(kernel_profile& p, const std::string& key, const std::string& value);
 
 }  // namespace vmlab

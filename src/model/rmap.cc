@@ -156,9 +156,14 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
     for (const auto& vma_entry : mm.vmas) {
       // A named reference, not a structured binding: clang 14 cannot capture those.
       const vm_area_struct& v = vma_entry.second;
-      if (v.is_anon()) continue;
+      if (v.is_anon() || v.is_hugetlb()) continue;  // hugetlb pages are not in Mapped
       std::vector<uint64_t>& bits = seen[static_cast<size_t>(v.object)];
       if (bits.empty()) bits.assign(k.objects[static_cast<size_t>(v.object)].nr_pages / 64 + 2, 0);
+      // PMD-mapped shmem folios: every page of the folio (NR_FILE_MAPPED counts them).
+      for_each_leaf(const_cast<kernel&>(k), mm, v.vm_start, v.vm_end, [&](const leaf_ref& l) {
+        const uint64_t pg = v.pgoff_at(l.base, k.geo.shift);
+        for (uint64_t j = 0; j < (l.size >> k.geo.shift); j += 64) bits[(pg + j) >> 6] = ~uint64_t{0};
+      });
       for_each_pte_table(const_cast<kernel&>(k), mm, v, [&](vaddr base, const pte_table* t, vaddr vlo, vaddr vhi) {
         if (!t->nr_present) return;
         if (t->is_full() && !t->anonmap) {

@@ -2,15 +2,27 @@
 // check_invariants() is in check.cc).
 #include "vmlab/sim_kernel.h"
 
+#include <algorithm>
+
 #include "model/kernel.h"
 
 namespace vmlab {
 
-kernel::kernel(kernel_profile p, uint64_t total_pages)
+namespace {
+// pageblock_order: the huge page of the PMD level (HPAGE_PMD_ORDER; HUGETLB_PAGE_ORDER, 4 MiB,
+// on i386 without PAE), else what one PTE table maps.
+uint64_t pageblock_pages(const paging_format& f) {
+  const bytes b = f.pmd_huge_size() ? f.pmd_huge_size() : (bytes{f.pte().entries} << f.page_shift);
+  return b >> f.page_shift;
+}
+}  // namespace
+
+kernel::kernel(kernel_profile p, uint64_t total_pages, double fragmentation)
     : prof(std::move(p)),
       geo(prof.paging),
       rmap(&rmap_ops_for(prof.rmap.scheme)),
-      pm(prof.zones, prof.paging.page_shift, total_pages, boot_reserved_pages(prof, total_pages)),
+      pm(prof.zones, prof.paging.page_shift, total_pages, boot_reserved_pages(prof, total_pages),
+         pageblock_pages(prof.paging), fragmentation),
       store(static_cast<uint16_t>(prof.paging.pte().entries / 64)) {}
 
 sim_kernel::sim_kernel(std::unique_ptr<kernel> k) : k_(std::move(k)) {}
@@ -36,12 +48,25 @@ result<std::unique_ptr<sim_kernel>> sim_kernel::create(const machine_decl& m, co
   if (boot_reserved_pages(p, memory / page) >= (p.zones.highmem ? std::min(memory, p.zones.lowmem_limit) : memory) / page)
     return status::invalid_argument("machine memory of " + std::to_string(memory) + " bytes is too small for " + p.name +
                                     "'s mem_map and kernel image");
-  auto k = std::make_unique<kernel>(p, memory / page);
+  if (m.fragmentation < 0 || m.fragmentation > 1)
+    return status::invalid_argument("fragmentation must be between 0 and 1, not " + std::to_string(m.fragmentation));
+  auto k = std::make_unique<kernel>(p, memory / page, m.fragmentation);
   kmem_init(*k);
+  if (status st = hugetlb_init(*k, m); !st.ok()) return st;
   for (const auto& o : objects) {
     mem_object obj;
     obj.kind = o.kind;
-    obj.nr_pages = div_round_up(o.size, page);
+    bytes size = o.size;
+    if (o.kind == object_kind::hugetlb) {
+      const hstate* h = find_hstate(*k, o.page_size);
+      if (!h)
+        return status::invalid_argument("object '" + o.name + "': " + p.name + " has no hugetlb pages" +
+                                        (o.page_size ? " of " + std::to_string(o.page_size) + " bytes" : "") +
+                                        " (it has: " + hstate_sizes(*k) + ")");
+      obj.huge_shift = h->shift;
+      size = round_up(size, h->size());  // newseg()/hugetlbfs: whole huge pages
+    }
+    obj.nr_pages = div_round_up(size, page);
     obj.resident.assign(div_round_up(obj.nr_pages, 64) + 1, 0);
     if (k->rmap->per_page_state) {  // struct page's rmap fields (rmap.h)
       obj.mapcount.assign_zero(obj.nr_pages);
@@ -135,6 +160,25 @@ result<vaddr> sim_kernel::mmap(const op& o) {
   mm_struct* mm = find_mm(*k_, o.pid);
   if (!mm) return no_such(o.pid);
   if (o.object >= static_cast<int32_t>(k_->objects.size())) return status::invalid_argument("no such object");
+  if (o.object < 0 && o.hugetlb) {
+    // MAP_HUGETLB: the kernel backs the mapping with an unlinked hugetlbfs file of its own
+    // (hugetlb_file_setup), shared or private as the mapping is.
+    const hstate* h = find_hstate(*k_, o.page_size);
+    if (!h)
+      return status::refused("EINVAL: MAP_HUGETLB: " + k_->prof.name + " has no hugetlb pages" +
+                             (o.page_size ? " of " + std::to_string(o.page_size) + " bytes" : "") + " (it has: " +
+                             hstate_sizes(*k_) + ")");
+    mem_object obj;
+    obj.kind = object_kind::hugetlb;
+    obj.huge_shift = h->shift;
+    obj.nr_pages = round_up(o.len, h->size()) >> k_->geo.shift;
+    obj.resident.assign(div_round_up(obj.nr_pages, 64) + 1, 0);
+    k_->objects.push_back(std::move(obj));
+    op file = o;
+    file.object = static_cast<int32_t>(k_->objects.size() - 1);
+    file.obj_off = 0;
+    return do_mmap(*k_, *mm, file);
+  }
   if (o.object < 0 && o.shared)
     return status::invalid_argument("shared anonymous mappings are not modelled as such: declare a shm object (the kernel backs them with shmem)");
   if (o.object >= 0) {
@@ -163,12 +207,16 @@ status sim_kernel::mprotect(uint32_t pid, uint32_t map, bytes off, bytes len, ui
 }
 
 status sim_kernel::madvise_dontneed(uint32_t pid, uint32_t map, bytes off, bytes len) {
+  return madvise(pid, map, off, len, advice::dontneed);
+}
+
+status sim_kernel::madvise(uint32_t pid, uint32_t map, bytes off, bytes len, advice adv) {
   mm_struct* mm = find_mm(*k_, pid);
   if (!mm) return no_such(pid);
   auto r = resolve(*mm, map, off, len);
   if (!r.ok()) return r.error();
   note_mapped_max(*k_);
-  return do_madvise_dontneed(*k_, *mm, r->first, r->second);
+  return do_madvise(*k_, *mm, r->first, r->second, adv);
 }
 
 status sim_kernel::touch(uint32_t pid, uint32_t map, bytes off, bytes len, bytes stride, bool write) {
@@ -253,6 +301,23 @@ meminfo sim_kernel::meminfo_now() const {
   mi.slab = pm.used(page_use::slab) * page;
   mi.has_reverse_maps = k.prof.meminfo.reverse_maps;
   mi.reverse_maps = k.rm.reverse_maps;
+  // hugetlb_report_meminfo(): the default hstate's counts, then every pool's bytes.
+  mi.has_hugetlb = !k.huge.hstates.empty();
+  mi.has_hugetlb_total = mi.has_hugetlb && k.prof.meminfo.hugetlb_total;
+  if (mi.has_hugetlb) {
+    const hstate& h = k.huge.hstates.front();
+    mi.hugepages_total = h.nr;
+    mi.hugepages_free = h.free;
+    mi.hugepages_rsvd = h.resv;
+    mi.hugepages_surp = h.surplus;
+    mi.hugepagesize = h.size();
+    for (const hstate& x : k.huge.hstates) mi.hugetlb += x.nr * x.size();
+  }
+  mi.has_thp = k.prof.huge.thp;
+  mi.anon_huge = k.huge.anon_thps * page;
+  mi.has_shmem_thp = k.prof.huge.shmem_thp;
+  mi.shmem_huge = k.huge.shmem_thps * page;
+  mi.shmem_pmd_mapped = k.huge.shmem_pmdmapped * page;
   return mi;
 }
 
@@ -319,7 +384,27 @@ std::vector<pte_mapping> sim_kernel::mappings() const {
           out.push_back(m);
         }
       });
+      for_each_leaf(k, *mm, v.vm_start, v.vm_end, [&, pid = pid](const leaf_ref& l) {
+        pte_mapping m;
+        m.pid = pid;
+        m.addr = l.base;
+        m.size = l.size;
+        m.writable = l.d->leaf_writable(l.i);
+        if (const uint32_t id = l.d->page_of(l.i)) {
+          m.kind = pte_mapping::anon;
+          m.anon_id = id;
+        } else if (v.is_anon()) {
+          m.kind = pte_mapping::zero_page;
+        } else {
+          m.object_index = v.object;
+          m.pgoff = v.pgoff_at(l.base, k.geo.shift);
+        }
+        out.push_back(m);
+      });
     }
+  std::sort(out.begin(), out.end(), [](const pte_mapping& a, const pte_mapping& b) {
+    return a.pid != b.pid ? a.pid < b.pid : a.addr < b.addr;
+  });
   return out;
 }
 
@@ -330,6 +415,15 @@ result<page_info> sim_kernel::page_at(uint32_t pid, uint32_t map, bytes off) con
   auto [mm, addr] = r.value();
   page_info pi;
   vm_area_struct* v = find_vma(*mm, addr);
+  if (const leaf_ref l = find_leaf(k, *mm, addr); v && l.d) {
+    pi.present = true;
+    pi.huge = l.size;
+    const uint32_t id = l.d->page_of(l.i);
+    pi.anon = id != 0;
+    pi.zero_page = !id && v->is_anon();
+    pi.mapcount = id ? k.huge.anons[id].entire : 0;
+    return pi;
+  }
   bool oom = false;
   pte_table* t = v ? pte_walk(k, *mm, addr, false, &oom) : nullptr;
   const uint32_t i = k.geo.index(addr);
@@ -385,6 +479,7 @@ sample sim_kernel::snapshot(const std::string& name) const {
     p.rss_file = mm->rss.file;
     p.rss_shmem = mm->rss.shmem;
     p.min_flt = mm->min_flt;
+    p.hugetlb = mm->hugetlb_usage;
     s.procs.push_back(p);
   }
   return s;

@@ -14,6 +14,7 @@ status vm_area_alloc(kernel& k, vm_area_struct& vma) {
 }
 
 void vm_area_free(kernel& k, vm_area_struct& vma) {
+  if (vma.is_hugetlb()) hugetlb_unreserve(k, vma);
   unlink_anon_vmas(k, vma);
   kmem_free(k, kmem_kind::vm_area_struct, vma.obj);
 }

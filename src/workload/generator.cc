@@ -79,6 +79,11 @@ class generator {
     o.obj_off = m.offset;
     o.prot = m.prot;
     o.len = m.size;
+    o.hugetlb = m.hugetlb;
+    o.noreserve = m.noreserve;
+    o.page_size = m.page_size;
+    o.has_hint = m.has_hint;
+    o.hint = m.hint;
     return o;
   }
 
@@ -193,7 +198,7 @@ class generator {
       }
       case phase_action::munmap: o.kind = op_kind::munmap; break;
       case phase_action::mprotect: o.kind = op_kind::mprotect; o.prot = ph.prot; break;
-      case phase_action::madvise: o.kind = op_kind::madvise; o.adv = advice::dontneed; break;
+      case phase_action::madvise: o.kind = op_kind::madvise; o.adv = ph.adv; break;
       default: break;
     }
     emit(std::move(o));

@@ -16,6 +16,7 @@
 
 #include "model/profile.h"
 #include "workload/builtin.h"
+#include "workload/op_rules.h"
 #include "workload/scenario_spec.h"
 #include "workload/size.h"
 
@@ -232,7 +233,29 @@ status read_machine(const source_text& src, const table_reader& top, scenario_sp
   const toml::node* n = top.table().get("machine");
   if (!n->is_table()) return top.wrong_type("machine", *n, "a table ([machine])");
   table_reader m(src, *n->as_table(), "[machine]");
-  if (status s = m.check_keys({"memory", "cpus", "cache_line", "arch"}); !s.ok()) return s;
+  if (status s = m.check_keys({"memory", "cpus", "cache_line", "arch", "hugepages", "overcommit_hugepages", "fragmentation"});
+      !s.ok())
+    return s;
+  for (const char* key : {"hugepages", "overcommit_hugepages"}) {
+    if (!m.has(key)) continue;
+    const toml::node* pn = m.table().get(key);
+    if (!pn->is_table()) return m.wrong_type(key, *pn, "a table of counts by page size ({ \"2MiB\" = 512 })");
+    auto& pools = std::string_view(key) == "hugepages" ? sc.machine.hugepages : sc.machine.overcommit_hugepages;
+    table_reader pt(src, *pn->as_table(), std::string("[machine.") + key + "]");
+    for (auto&& [size_key, v] : *pn->as_table()) {
+      result<bytes> size = parse_size(size_key.str());
+      if (!size.ok()) return error_at(src.loc(size_key.source()), size.error().message());
+      uint64_t count = 0;
+      if (status s = pt.get_count(size_key.str(), count, 0, uint64_t{1} << 40); !s.ok()) return s;
+      pools.emplace_back(*size, count);
+    }
+  }
+  if (m.has("fragmentation")) {
+    if (status s = m.get("fragmentation", sc.machine.fragmentation); !s.ok()) return s;
+    if (!(sc.machine.fragmentation >= 0 && sc.machine.fragmentation <= 1))
+      return m.bad_value("fragmentation", "'fragmentation' in [machine] must be between 0 and 1, not " +
+                                              fmt::format("{}", sc.machine.fragmentation));
+  }
   if (status s = m.get_size("memory", sc.machine.memory); !s.ok()) return s;
   uint64_t cpus = 0, line = 0;  // 0: the profile's
   if (status s = m.get_count("cpus", cpus, 1, 65536); !s.ok()) return s;
@@ -244,6 +267,20 @@ status read_machine(const source_text& src, const table_reader& top, scenario_sp
   if (status s = m.get("arch", arch); !s.ok()) return s;
   if (m.has("arch") && arch != "x86-64" && arch != "i386")
     return m.bad_value("arch", "'arch' in [machine] must be \"x86-64\" or \"i386\", not '" + arch + "'");
+  return {};
+}
+
+// The boot pools' sizes against the profile, once its overrides are read.
+status check_pools(const source_text& src, const table_reader& top, const scenario_spec& sc) {
+  const toml::node* mn = top.table().get("machine");
+  if (!mn || !mn->is_table()) return {};
+  for (const char* key : {"hugepages", "overcommit_hugepages"}) {
+    const toml::node* pn = mn->as_table()->get(key);
+    if (!pn || !pn->is_table()) continue;
+    for (auto&& [size_key, v] : *pn->as_table())
+      if (auto e = check_pool(sc.profile, parse_size(size_key.str()).value(), key))
+        return error_at(src.loc(size_key.source()), e->message);
+  }
   return {};
 }
 
@@ -292,7 +329,7 @@ status read_objects(const source_text& src, const table_reader& top, scenario_sp
   if (status s = top.get_tables("object", tables); !s.ok()) return s;
   for (const toml::table* t : tables) {
     table_reader o(src, *t, "[[object]]");
-    if (status s = o.check_keys({"name", "kind", "size"}); !s.ok()) return s;
+    if (status s = o.check_keys({"name", "kind", "size", "page_size"}); !s.ok()) return s;
     object_decl d;
     if (!o.has("name")) return o.missing("name");
     if (status s = o.get_token("name", d.name); !s.ok()) return s;
@@ -303,10 +340,13 @@ status read_objects(const source_text& src, const table_reader& top, scenario_sp
     if (status s = o.get("kind", kind); !s.ok()) return s;
     if (kind == "shm") d.kind = object_kind::shm;
     else if (kind == "file") d.kind = object_kind::file;
-    else return o.bad_value("kind", "'kind' in [[object]] must be \"shm\" or \"file\", not '" + kind + "'");
+    else if (kind == "hugetlb") d.kind = object_kind::hugetlb;
+    else return o.bad_value("kind", "'kind' in [[object]] must be \"shm\", \"file\" or \"hugetlb\", not '" + kind + "'");
     if (!o.has("size")) return o.missing("size");
     if (status s = o.get_size("size", d.size); !s.ok()) return s;
     if (d.size == 0) return o.bad_value("size", "object '" + d.name + "' has size 0");
+    if (status s = o.get_size("page_size", d.page_size); !s.ok()) return s;
+    if (auto e = check_object(sc.profile, d)) return o.bad_value(o.has(e->field) ? e->field : "kind", e->message);
     sc.objects.push_back(std::move(d));
   }
   return {};
@@ -314,7 +354,9 @@ status read_objects(const source_text& src, const table_reader& top, scenario_sp
 
 status read_map(const source_text& src, const toml::table& t, const scenario_spec& sc, group_spec& g) {
   table_reader m(src, t, "[[group.map]]");
-  if (status s = m.check_keys({"name", "object", "shared", "size", "offset", "prot", "locked", "addr", "align", "phase"}); !s.ok())
+  if (status s = m.check_keys({"name", "object", "shared", "size", "offset", "prot", "locked", "addr", "align", "phase",
+                               "hugetlb", "page_size", "noreserve", "advice"});
+      !s.ok())
     return s;
   map_spec ms;
   ms.where = m.where();
@@ -335,7 +377,18 @@ status read_map(const source_text& src, const toml::table& t, const scenario_spe
     ms.object = int32_t(it - sc.objects.begin());
   }
   if (status s = m.get("shared", ms.shared); !s.ok()) return s;
-  if (ms.object < 0 && ms.shared)
+  if (status s = m.get("hugetlb", ms.hugetlb); !s.ok()) return s;
+  if (status s = m.get("noreserve", ms.noreserve); !s.ok()) return s;
+  if (status s = m.get_size("page_size", ms.page_size); !s.ok()) return s;
+  if (m.has("advice")) {
+    std::string adv;
+    if (status s = m.get("advice", adv); !s.ok()) return s;
+    ms.has_hint = true;
+    if (adv == "hugepage") ms.hint = advice::hugepage;
+    else if (adv == "nohugepage") ms.hint = advice::nohugepage;
+    else return m.bad_value("advice", "'advice' in [[group.map]] must be \"hugepage\" or \"nohugepage\", not '" + adv + "'");
+  }
+  if (ms.object < 0 && ms.shared && !ms.hugetlb)
     return m.bad_value("shared", "shared anonymous mappings: declare a shm object");
   if (status s = m.get("locked", ms.locked); !s.ok()) return s;
   if (status s = m.get_prot("prot", ms.prot); !s.ok()) return s;
@@ -393,6 +446,23 @@ status read_map(const source_text& src, const toml::table& t, const scenario_spe
     if (ms.phase >= ms.align)
       return m.bad_value("phase", "'phase' (" + std::to_string(ms.phase) + ") must be less than 'align' (" +
                                       std::to_string(ms.align) + ")");
+  }
+  // The rules every reader shares (op_rules.h), on the op this mapping becomes.
+  op probe;
+  probe.kind = op_kind::mmap;
+  probe.object = ms.object;
+  probe.shared = ms.shared;
+  probe.hugetlb = ms.hugetlb;
+  probe.noreserve = ms.noreserve;
+  probe.page_size = ms.page_size;
+  probe.obj_off = ms.offset;
+  probe.len = ms.size;
+  probe.fixed = ms.fixed;
+  probe.addr = ms.addr;
+  if (auto e = check_mmap(sc.profile, sc.objects, probe)) {
+    static const std::map<std::string, std::string> key_of = {{"off", "offset"}, {"len", "size"}, {"obj", "object"}};
+    const std::string key = key_of.count(e->field) ? key_of.at(e->field) : e->field;
+    return m.bad_value(m.has(key) ? key : "object", e->message);
   }
   g.maps.push_back(std::move(ms));
   return {};
@@ -537,7 +607,10 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
     if (ph.act == phase_action::madvise) {
       std::string adv = "dontneed";
       if (status s = p.get("advice", adv); !s.ok()) return s;
-      if (adv != "dontneed") return p.bad_value("advice", "unknown advice '" + adv + "' (only \"dontneed\" is supported)");
+      if (adv == "dontneed") ph.adv = advice::dontneed;
+      else if (adv == "hugepage") ph.adv = advice::hugepage;
+      else if (adv == "nohugepage") ph.adv = advice::nohugepage;
+      else return p.bad_value("advice", "unknown advice '" + adv + "' (expected \"dontneed\", \"hugepage\" or \"nohugepage\")");
     }
     sc.phases.push_back(std::move(ph));
   }
@@ -561,6 +634,7 @@ result<scenario_spec> read_scenario(const source_text& src, const toml::table& r
   }
   if (status s = read_machine(src, top, sc); !s.ok()) return s;
   if (status s = read_kernel(src, top, sc); !s.ok()) return s;
+  if (status s = check_pools(src, top, sc); !s.ok()) return s;
   if (status s = read_objects(src, top, sc); !s.ok()) return s;
   if (status s = read_groups(src, top, sc); !s.ok()) return s;
   if (status s = read_phases(src, top, sc); !s.ok()) return s;

@@ -35,6 +35,11 @@ struct map_spec {
   bytes align = 0;
   bytes phase = 0;
   uint8_t prot = prot_read | prot_write;
+  bool hugetlb = false;     // anonymous MAP_HUGETLB
+  bool noreserve = false;   // MAP_NORESERVE
+  bytes page_size = 0;      // MAP_HUGETLB page size (0: the default)
+  bool has_hint = false;    // madvise right after mmap
+  advice hint = advice::hugepage;
 };
 
 struct group_spec {
@@ -64,6 +69,7 @@ struct phase_spec {
   double theta = 0.99;
   bool write = false;
   uint8_t prot = prot_read;
+  advice adv = advice::dontneed;
   uint32_t children = 1;
   std::string into;
   source_location into_at;

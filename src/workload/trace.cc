@@ -5,10 +5,12 @@
 // fork included), objects are declared before use, ranges are page multiples inside the
 // mapping as created. Errors point at the offending token.
 #include "workload/trace.h"
+#include "workload/op_rules.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -224,7 +226,10 @@ class trace_parser {
     if (!out_.machine.overrides.empty()) return err(toks_[0], "'machine' must come before 'override' lines");
     seen_machine_ = true;
     std::map<std::string_view, const token*> o;
-    if (status s = options(1, {"profile", "memory", "cpus", "cache_line"}, {}, o); !s.ok()) return s;
+    if (status s = options(1, {"profile", "memory", "cpus", "cache_line", "hugepages", "overcommit_hugepages", "fragmentation"},
+                           {}, o);
+        !s.ok())
+      return s;
     if (auto it = o.find("profile"); it != o.end()) {
       out_.machine.profile = std::string(it->second->value());
       result<kernel_profile> p = find_profile(out_.machine.profile);
@@ -240,6 +245,41 @@ class trace_parser {
       if (!parse_uint(it->second->value(), v) || v == 0)
         return err_value(*it->second, std::string(k) + " must be a positive integer, not '" + std::string(it->second->value()) + "'");
       (std::string_view(k) == "cpus" ? out_.machine.cpus : out_.machine.cache_line) = v;
+    }
+    for (const char* k : {"hugepages", "overcommit_hugepages"}) {
+      auto it = o.find(k);
+      if (it == o.end()) continue;
+      auto& pools = std::string_view(k) == "hugepages" ? out_.machine.hugepages : out_.machine.overcommit_hugepages;
+      if (status s = pool_list(*it->second, pools); !s.ok()) return s;
+      for (const auto& [size, n] : pools)
+        if (auto e = check_pool(prof_, size, k)) return err_value(*it->second, e->message);
+    }
+    if (auto it = o.find("fragmentation"); it != o.end()) {
+      const std::string v(it->second->value());
+      char* end = nullptr;
+      const double f = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(f >= 0 && f <= 1))
+        return err_value(*it->second, "fragmentation must be a number between 0 and 1, not '" + v + "'");
+      out_.machine.fragmentation = f;
+    }
+    return {};
+  }
+
+  // "2MiB:512,1GiB:2": a count of huge pages per size. Checked against the profile once
+  // the overrides are read (check_pools).
+  status pool_list(const token& t, std::vector<std::pair<bytes, uint64_t>>& out) const {
+    const std::string_view v = t.value();
+    size_t pos = 0;
+    while (pos <= v.size()) {
+      const size_t comma = std::min(v.find(',', pos), v.size());
+      const std::string_view item = v.substr(pos, comma - pos);
+      const size_t colon = item.find(':');
+      uint64_t n = 0;
+      result<bytes> size = colon == std::string_view::npos ? result<bytes>(status::invalid_argument("")) : parse_size(item.substr(0, colon));
+      if (!size.ok() || !parse_uint(item.substr(colon + 1), n))
+        return err_value(t, std::string(t.key()) + " must be SIZE:COUNT[,SIZE:COUNT...], e.g. 2MiB:512, not '" + std::string(v) + "'");
+      out.emplace_back(*size, n);
+      pos = comma + 1;
     }
     return {};
   }
@@ -258,7 +298,7 @@ class trace_parser {
   }
 
   status parse_object() {
-    if (status s = need_args(2, "a name and a kind (shm or file)"); !s.ok()) return s;
+    if (status s = need_args(2, "a name and a kind (shm, file or hugetlb)"); !s.ok()) return s;
     object_decl d;
     d.name = std::string(toks_[1].text);
     if (d.name == "anon") return err(toks_[1], "'anon' is reserved for anonymous mappings");
@@ -266,12 +306,16 @@ class trace_parser {
       if (e.name == d.name) return err(toks_[1], "duplicate object '" + d.name + "'");
     if (toks_[2].text == "shm") d.kind = object_kind::shm;
     else if (toks_[2].text == "file") d.kind = object_kind::file;
-    else return err(toks_[2], "object kind must be shm or file, not '" + std::string(toks_[2].text) + "'");
+    else if (toks_[2].text == "hugetlb") d.kind = object_kind::hugetlb;
+    else return err(toks_[2], "object kind must be shm, file or hugetlb, not '" + std::string(toks_[2].text) + "'");
     std::map<std::string_view, const token*> o;
-    if (status s = options(3, {"size"}, {}, o); !s.ok()) return s;
+    if (status s = options(3, {"size", "page_size"}, {}, o); !s.ok()) return s;
     if (!o.count("size")) return err(uint32_t(line_.size() + 1), "object needs size=");
     if (status s = size_value(*o["size"], d.size); !s.ok()) return s;
     if (d.size == 0) return err_value(*o["size"], "object '" + d.name + "' has size 0");
+    if (o.count("page_size"))
+      if (status s = size_value(*o["page_size"], d.page_size); !s.ok()) return s;
+    if (auto e = check_object(prof_, d)) return o.count(e->field) ? err_value(*o[e->field], e->message) : err(toks_[2], e->message);
     out_.objects.push_back(std::move(d));
     return {};
   }
@@ -318,9 +362,21 @@ class trace_parser {
     o.kind = op_kind::mmap;
     if (status s = live_pid(toks_[1], o.pid); !s.ok()) return s;
     std::map<std::string_view, const token*> opt;
-    if (status s = options(3, {"obj", "off", "len", "prot", "addr", "align", "phase"}, {"shared", "private", "locked"}, opt);
+    if (status s = options(3, {"obj", "off", "len", "prot", "addr", "align", "phase", "page_size", "advice"},
+                           {"shared", "private", "locked", "hugetlb", "noreserve"}, opt);
         !s.ok())
       return s;
+    o.hugetlb = opt.count("hugetlb") > 0;
+    o.noreserve = opt.count("noreserve") > 0;
+    if (opt.count("page_size"))
+      if (status s = size_value(*opt["page_size"], o.page_size); !s.ok()) return s;
+    if (opt.count("advice")) {
+      const std::string_view a = opt["advice"]->value();
+      o.has_hint = true;
+      if (a == "hugepage") o.hint = advice::hugepage;
+      else if (a == "nohugepage") o.hint = advice::nohugepage;
+      else return err_value(*opt["advice"], "advice must be hugepage or nohugepage, not '" + std::string(a) + "'");
+    }
     if (opt.count("shared") && opt.count("private")) return err(*opt["private"], "a mapping is either shared or private");
     o.shared = opt.count("shared") > 0;
     o.locked = opt.count("locked") > 0;
@@ -332,7 +388,7 @@ class trace_parser {
         return err_value(t, "object '" + std::string(t.value()) + "' is used before its 'object' line");
       o.object = int32_t(it - out_.objects.begin());
       limit = round_up(it->size, kPage);
-    } else if (o.shared) {
+    } else if (o.shared && !o.hugetlb) {
       return err(*opt["shared"], "shared anonymous mappings: declare a shm object");
     }
     if (opt.count("off")) {
@@ -378,6 +434,8 @@ class trace_parser {
       if (status s = page_value(*opt["phase"], o.phase_off); !s.ok()) return s;
       if (o.phase_off >= o.align) return err_value(*opt["phase"], "phase must be less than align");
     }
+    if (auto e = check_mmap(prof_, out_.objects, o))
+      return opt.count(e->field) ? err_value(*opt[e->field], e->message) : err(toks_[2], e->message);
     o.map = map_index(toks_[2].text);
     auto& maps = procs_[o.pid].maps;
     if (maps.count(o.map))
@@ -405,7 +463,12 @@ class trace_parser {
       s = options(3, {"off", "len", "prot"}, {}, opt);
     } else {
       o.kind = op_kind::madvise;
-      s = options(3, {"off", "len"}, {"dontneed"}, opt);
+      s = options(3, {"off", "len"}, {"dontneed", "hugepage", "nohugepage"}, opt);
+      if (s.ok()) {
+        if (opt.count("dontneed") + opt.count("hugepage") + opt.count("nohugepage") > 1)
+          return err(toks_[3], "madvise takes one advice: dontneed, hugepage or nohugepage");
+        o.adv = opt.count("hugepage") ? advice::hugepage : opt.count("nohugepage") ? advice::nohugepage : advice::dontneed;
+      }
     }
     if (!s.ok()) return s;
     // The mapping must exist in this process (mmap'd here or inherited at fork).
@@ -546,13 +609,18 @@ std::string format_op(const op_stream& s, const op& o) {
       l += " prot=" + prot_name(o.prot);
       l += o.shared ? " shared" : " private";
       if (o.locked) l += " locked";
+      if (o.hugetlb) l += " hugetlb";
+      if (o.page_size) l += fmt::format(" page_size={}", o.page_size);
+      if (o.noreserve) l += " noreserve";
+      if (o.has_hint) l += o.hint == advice::hugepage ? " advice=hugepage" : " advice=nohugepage";
       if (o.fixed) l += fmt::format(" addr={:#x}", o.addr);
       if (o.align) l += fmt::format(" align={} phase={}", o.align, o.phase_off);
       return l;
     }
     case op_kind::munmap: return "munmap " + range;
     case op_kind::mprotect: return "mprotect " + range + " prot=" + prot_name(o.prot);
-    case op_kind::madvise: return "madvise " + range + " dontneed";
+    case op_kind::madvise:
+      return "madvise " + range + (o.adv == advice::hugepage ? " hugepage" : o.adv == advice::nohugepage ? " nohugepage" : " dontneed");
     case op_kind::touch: {
       std::string l = "touch " + range + (o.write ? " write" : " read");
       switch (o.pattern) {
@@ -573,10 +641,22 @@ std::string write_trace(const op_stream& s) {
   out += fmt::format("machine profile={} memory={}", s.machine.profile, s.machine.memory);
   if (s.machine.cpus) out += fmt::format(" cpus={}", s.machine.cpus);
   if (s.machine.cache_line) out += fmt::format(" cache_line={}", s.machine.cache_line);
+  auto pools = [](const std::vector<std::pair<bytes, uint64_t>>& v) {
+    std::string l;
+    for (const auto& [size, n] : v) l += fmt::format("{}{}:{}", l.empty() ? "" : ",", size, n);
+    return l;
+  };
+  if (!s.machine.hugepages.empty()) out += " hugepages=" + pools(s.machine.hugepages);
+  if (!s.machine.overcommit_hugepages.empty()) out += " overcommit_hugepages=" + pools(s.machine.overcommit_hugepages);
+  if (s.machine.fragmentation > 0) out += fmt::format(" fragmentation={}", s.machine.fragmentation);
   out += '\n';
   for (const auto& [k, v] : s.machine.overrides) out += "override " + k + "=" + v + "\n";
-  for (const auto& d : s.objects)
-    out += fmt::format("object {} {} size={}\n", d.name, d.kind == object_kind::shm ? "shm" : "file", d.size);
+  for (const auto& d : s.objects) {
+    out += fmt::format("object {} {} size={}", d.name,
+                       d.kind == object_kind::shm ? "shm" : d.kind == object_kind::file ? "file" : "hugetlb", d.size);
+    if (d.page_size) out += fmt::format(" page_size={}", d.page_size);
+    out += '\n';
+  }
   for (const auto& o : s.ops) {
     out += format_op(s, o);
     out += '\n';

@@ -1,0 +1,413 @@
+// hugetlb pages: pools, reservations, faults, PMD sharing. The model's mm/hugetlb.c (see
+// huge.h for the rules and what is simplified).
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "model/kernel.h"
+
+namespace vmlab {
+namespace {
+
+std::string size_text(bytes b) {
+  return b >= GiB ? fmt::format("{} GiB", b / GiB) : fmt::format("{} MiB", b / MiB);
+}
+
+hstate& hstate_of(kernel& k, const vm_area_struct& vma) {
+  for (hstate& h : k.huge.hstates)
+    if (h.shift == vma.huge_shift) return h;
+  return k.huge.hstates.front();  // REQUIRES: a hugetlb VMA has a valid hstate
+}
+
+// Pageblocks one huge page of h takes.
+uint64_t blocks_of(const kernel& k, const hstate& h) {
+  return std::max<uint64_t>(1, (h.size() >> k.geo.shift) / k.pm.pageblock_pages());
+}
+
+// alloc_surplus_hugetlb_folio: a page beyond the pool, while nr_overcommit_hugepages allows.
+bool alloc_surplus(kernel& k, hstate& h) {
+  if (h.surplus >= h.max_surplus) return false;
+  if (!k.pm.alloc_huge(page_use::hugetlb, blocks_of(k, h))) return false;
+  ++h.nr;
+  ++h.surplus;
+  ++h.free;
+  return true;
+}
+
+// A free page of h for a fault: from the reservation it holds (`reserved`), else one no
+// reservation claims, else a surplus one. false: none (the fault is SIGBUS).
+bool take_page(kernel& k, hstate& h, bool reserved) {
+  if (reserved) {
+    --h.resv;
+    --h.free;
+    return true;
+  }
+  if (h.free <= h.resv && !alloc_surplus(k, h)) return false;
+  --h.free;
+  return true;
+}
+
+// A page goes back to the pool; a surplus page back to the buddy allocator.
+void put_page(kernel& k, hstate& h) {
+  if (h.surplus) {
+    --h.surplus;
+    --h.nr;
+    k.pm.free_huge(page_use::hugetlb, blocks_of(k, h));
+    return;
+  }
+  ++h.free;
+}
+
+// Huge page index of addr in the VMA's file.
+uint64_t hindex(const kernel& k, const vm_area_struct& vma, vaddr addr) {
+  return (vma.pgoff >> (vma.huge_shift - k.geo.shift)) + ((addr - vma.vm_start) >> vma.huge_shift);
+}
+
+bool is_pmd_level(const kernel& k, const hstate& h) { return h.level == k.prof.paging.nr_levels - 2; }
+
+// want_pmd_share() and vma_shareable(): a shared VMA of PMD-size pages covering the whole
+// PUD-aligned window around addr.
+bool want_pmd_share(const kernel& k, const vm_area_struct& vma, const hstate& h, vaddr addr) {
+  if (!k.prof.huge.pmd_share || !vma.shared || !is_pmd_level(k, h) || h.level < 1) return false;
+  const uint64_t window = k.prof.paging.at(h.level - 1).span();
+  const vaddr start = addr & ~(window - 1);
+  return vma.vm_start <= start && start + window <= vma.vm_end;
+}
+
+share_key key_of(const kernel& k, const vm_area_struct& vma, const hstate& h, vaddr addr) {
+  const uint64_t window = k.prof.paging.at(h.level - 1).span();
+  const vaddr start = addr & ~(window - 1);
+  return {vma.object, (vma.pgoff << k.geo.shift) + (start - vma.vm_start), vma.prot, vma.noreserve};
+}
+
+void forget(kernel& k, const pt_dir* d) {
+  auto it = k.huge.share_key_of.find(d);
+  if (it == k.huge.share_key_of.end()) return;
+  k.huge.shareable.erase(it->second);
+  k.huge.share_key_of.erase(it);
+}
+
+// The table holding the leaves of h for addr: through huge_pmd_share where it applies.
+pt_dir* huge_pte_alloc(kernel& k, mm_struct& mm, const vm_area_struct& vma, const hstate& h, vaddr addr, bool* oom) {
+  if (h.level == 0) return mm.pgd;
+  pt_dir* parent = dir_walk(k, mm, h.level - 1, addr, true, oom);
+  if (!parent) return nullptr;
+  const uint32_t pi = k.prof.paging.index(h.level - 1, addr);
+  if (void* s = parent->slot[pi]) return static_cast<pt_dir*>(s);
+  const bool share = want_pmd_share(k, vma, h, addr);
+  if (share) {
+    auto it = k.huge.shareable.find(key_of(k, vma, h, addr));
+    if (it != k.huge.shareable.end()) {
+      parent->slot[pi] = it->second;
+      ++parent->nr_used;
+      pt_get(k, mm, h.level, it->second);
+      return it->second;
+    }
+  }
+  void* t = pt_alloc(k, mm, h.level);
+  if (!t) { *oom = true; return nullptr; }
+  parent->slot[pi] = t;
+  ++parent->nr_used;
+  auto* d = static_cast<pt_dir*>(t);
+  if (share) {
+    const share_key key = key_of(k, vma, h, addr);
+    k.huge.shareable[key] = d;
+    k.huge.share_key_of[d] = key;
+  }
+  return d;
+}
+
+// The table holding the leaves of h for addr, if there is one (huge_pte_offset).
+pt_dir* huge_pte_offset(kernel& k, mm_struct& mm, const hstate& h, vaddr addr) {
+  bool oom = false;
+  return dir_walk(k, mm, h.level, addr, false, &oom);
+}
+
+// huge_pmd_unshare(): this mm stops pointing at a PMD table others share. true if it did.
+bool huge_pmd_unshare(kernel& k, mm_struct& mm, const hstate& h, vaddr addr) {
+  if (h.level < 1) return false;
+  bool oom = false;
+  pt_dir* parent = dir_walk(k, mm, h.level - 1, addr, false, &oom);
+  if (!parent) return false;
+  const uint32_t pi = k.prof.paging.index(h.level - 1, addr);
+  auto* t = static_cast<pt_dir*>(parent->slot[pi]);
+  if (!t || parent->is_leaf(pi) || t->refcount <= 1) return false;
+  parent->slot[pi] = nullptr;
+  --parent->nr_used;
+  pt_put(k, mm, h.level, t);  // mm_dec_nr_pmds
+  k.cache_mm = nullptr;
+  return true;
+}
+
+// The table at addr stops being shareable (its only user's VMA no longer qualifies).
+void unshareable(kernel& k, mm_struct& mm, const hstate& h, vaddr addr) {
+  if (pt_dir* t = huge_pte_offset(k, mm, h, addr)) forget(k, t);
+}
+
+// One hugetlb fault at addr (hugetlb_fault -> hugetlb_no_page / hugetlb_wp).
+status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write) {
+  hstate& h = hstate_of(k, vma);
+  const vaddr base = addr & ~(h.size() - 1);
+  bool oom = false;
+  pt_dir* d = huge_pte_alloc(k, mm, vma, h, base, &oom);
+  if (!d) return oom_status(k, "a page-table page (hugetlb)", gfp_zone::kernel);
+  const uint32_t i = k.prof.paging.index(h.level, base);
+  mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
+  const uint64_t hidx = hindex(k, vma, base);
+  const bytes pages = h.size() >> k.geo.shift;
+  if (d->is_leaf(i)) {
+    // Present. A write to a read-only private page: reuse it if it is this mm's alone,
+    // else copy it (hugetlb_wp).
+    if (!write || d->leaf_writable(i) || vma.shared) return {};
+    ++k.faults;
+    ++mm.min_flt;
+    const uint32_t id = d->page_of(i);
+    if (id && k.huge.anons[id].entire > 1) {
+      if (!take_page(k, h, false))
+        return status::refused("SIGBUS: no free huge page of " + size_text(h.size()) +
+                               " for a copy-on-write of a private hugetlb page (HugePages_Free " + std::to_string(h.free) +
+                               ", HugePages_Rsvd " + std::to_string(h.resv) + ")");
+      ++k.cow_faults;
+      --k.huge.anons[id].entire;
+      d->leaf_page[i] = huge_anon_new(k, int8_t(&h - k.huge.hstates.data()));
+    }
+    k.store.set_leaf_writable(d, i, true);
+    return {};
+  }
+  ++k.faults;
+  ++mm.min_flt;
+  uint32_t id = 0;
+  if (vma.shared) {
+    if (!mem_object::test_bit(obj.hpage, hidx)) {
+      const bool reserved = mem_object::test_bit(obj.hpage_resv, hidx);
+      if (!take_page(k, h, reserved))
+        return status::refused("SIGBUS: no free huge page of " + size_text(h.size()) + " at fault (a MAP_NORESERVE "
+                               "mapping, HugePages_Free " + std::to_string(h.free) + ", HugePages_Rsvd " +
+                               std::to_string(h.resv) + ")");
+      mem_object::put_bit(obj.hpage_resv, hidx, false);
+      mem_object::put_bit(obj.hpage, hidx, true);
+    }
+  } else {
+    // A private page: from this VMA's reservation while it has one.
+    const bool reserved = vma.resv && *vma.resv > 0;
+    if (!take_page(k, h, reserved))
+      return status::refused("SIGBUS: no free huge page of " + size_text(h.size()) + " at fault (HugePages_Free " +
+                             std::to_string(h.free) + ", HugePages_Rsvd " + std::to_string(h.resv) + ")");
+    if (reserved) --*vma.resv;
+    id = huge_anon_new(k, int8_t(&h - k.huge.hstates.data()));
+  }
+  // make_huge_pte(): writable for a shared writable VMA; a private page is mapped
+  // writable only by a write fault (a read fault's is write-protected until hugetlb_wp).
+  k.store.set_leaf(d, i, no_deposit(), vma.writable() && (vma.shared || write), id);
+  mm.hugetlb_usage += h.size();
+  if (k.prof.huge.hugetlb_in_rss) mm.rss.file += pages;
+  return {};
+}
+
+}  // namespace
+
+status hugetlb_init(kernel& k, const machine_decl& m) {
+  const paging_format& f = k.prof.paging;
+  // The default hstate first: the PMD (PSE PGD) leaf, then the larger ones.
+  for (bytes size : hugetlb_page_sizes(k.prof)) {
+    hstate h;
+    h.level = f.leaf_index(size);
+    h.shift = f.at(h.level).shift;
+    k.huge.hstates.push_back(h);
+  }
+  auto find = [&](bytes size, const char* what) -> result<hstate*> {
+    hstate* h = find_hstate(k, size);
+    if (!h)
+      return status::invalid_argument(fmt::format("{}: {} has no hugetlb pages of {} bytes (it has: {})", what,
+                                                  k.prof.name, size, hstate_sizes(k)));
+    return h;
+  };
+  for (const auto& [size, n] : m.hugepages) {
+    auto h = find(size, "hugepages");
+    if (!h.ok()) return h.error();
+    hstate& hs = *h.value();
+    hs.requested = n;
+    // set_max_huge_pages(): as many as the buddy allocator can give.
+    while (hs.nr < n && k.pm.alloc_huge(page_use::hugetlb, blocks_of(k, hs))) {
+      ++hs.nr;
+      ++hs.free;
+    }
+  }
+  for (const auto& [size, n] : m.overcommit_hugepages) {
+    auto h = find(size, "overcommit_hugepages");
+    if (!h.ok()) return h.error();
+    h.value()->max_surplus = n;
+  }
+  return {};
+}
+
+hstate* find_hstate(kernel& k, bytes size) {
+  if (k.huge.hstates.empty()) return nullptr;
+  if (size == 0) return &k.huge.hstates.front();
+  for (hstate& h : k.huge.hstates)
+    if (h.size() == size) return &h;
+  return nullptr;
+}
+
+std::string hstate_sizes(const kernel& k) {
+  std::string out;
+  for (const hstate& h : k.huge.hstates) out += (out.empty() ? "" : ", ") + size_text(h.size());
+  return out.empty() ? "none" : out;
+}
+
+status hugetlb_reserve(kernel& k, vm_area_struct& vma) {
+  if (vma.noreserve) return {};
+  hstate& h = hstate_of(k, vma);
+  mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
+  const uint64_t first = hindex(k, vma, vma.vm_start), n = (vma.vm_end - vma.vm_start) >> vma.huge_shift;
+  uint64_t chg = n;
+  if (vma.shared) {
+    // region_chg(): the file's pages in range that are neither allocated nor reserved.
+    chg = 0;
+    for (uint64_t x = first; x < first + n; ++x)
+      chg += !mem_object::test_bit(obj.hpage, x) && !mem_object::test_bit(obj.hpage_resv, x);
+  }
+  // hugetlb_acct_memory(): the unreserved free pages, topped up with surplus pages.
+  while (h.free - h.resv < chg && alloc_surplus(k, h)) {
+  }
+  if (h.free - h.resv < chg)
+    return status::refused(fmt::format(
+        "ENOMEM: the hugetlb pool of {} pages is short: this mapping must reserve {} more, the pool has {} free of "
+        "which {} are reserved (HugePages_Total {}, nr_overcommit_hugepages {})",
+        size_text(h.size()), chg, h.free, h.resv, h.nr, h.max_surplus));
+  h.resv += chg;
+  if (vma.shared) {
+    for (uint64_t x = first; x < first + n; ++x)
+      if (!mem_object::test_bit(obj.hpage, x)) mem_object::put_bit(obj.hpage_resv, x, true);
+  } else {
+    vma.resv = std::make_shared<uint64_t>(chg);
+  }
+  return {};
+}
+
+void hugetlb_unreserve(kernel& k, vm_area_struct& vma) {
+  if (!vma.resv || vma.resv.use_count() > 1) return;  // the other piece of a split keeps it
+  hstate& h = hstate_of(k, vma);
+  h.resv -= *vma.resv;
+  *vma.resv = 0;
+}
+
+status hugetlb_fault_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, vaddr end, bytes stride,
+                           bool write) {
+  const bytes hsize = hstate_of(k, vma).size();
+  if (stride < hsize) stride = hsize;  // one fault per huge page, whatever the access pattern inside it
+  for (vaddr a = start; a < end;) {
+    if (status s = hugetlb_fault(k, mm, vma, a, write); !s.ok()) return s;
+    // The next touched address in another huge page.
+    const vaddr next_page = (a & ~(hsize - 1)) + hsize;
+    a += stride;
+    if (a < next_page) a = start + div_round_up(next_page - start, stride) * stride;
+  }
+  return {};
+}
+
+void hugetlb_zap(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start, vaddr end) {
+  hstate& h = hstate_of(k, vma);
+  const bytes pages = h.size() >> k.geo.shift;
+  for (vaddr a = start & ~(h.size() - 1); a < end; a += h.size()) {
+    if (is_pmd_level(k, h) && huge_pmd_unshare(k, mm, h, a)) {
+      // The whole window goes at once for this mm (the VMA covered it: it was shared).
+      const uint64_t window = k.prof.paging.at(h.level - 1).span();
+      a = (a & ~(window - 1)) + window - h.size();
+      continue;
+    }
+    pt_dir* d = huge_pte_offset(k, mm, h, a);
+    if (!d) continue;
+    const uint32_t i = k.prof.paging.index(h.level, a);
+    if (!d->is_leaf(i)) continue;
+    const uint32_t id = d->page_of(i);
+    k.store.clear_leaf(d, i);
+    mm.hugetlb_usage -= h.size();
+    if (k.prof.huge.hugetlb_in_rss) mm.rss.file -= pages;
+    if (id && --k.huge.anons[id].entire == 0) {
+      put_page(k, h);
+      huge_anon_release(k, id);
+    }
+  }
+}
+
+void hugetlb_change_protection(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start, vaddr end,
+                               bool writable) {
+  hstate& h = hstate_of(k, vma);
+  for (vaddr a = start; a < end; a += h.size()) {
+    if (is_pmd_level(k, h)) {
+      if (huge_pmd_unshare(k, mm, h, a)) {
+        const uint64_t window = k.prof.paging.at(h.level - 1).span();
+        a = (a & ~(window - 1)) + window - h.size();
+        continue;
+      }
+      unshareable(k, mm, h, a);  // its entries' permissions now differ from its key
+    }
+    pt_dir* d = huge_pte_offset(k, mm, h, a);
+    const uint32_t i = k.prof.paging.index(h.level, a);
+    // Write permission follows the new protection only for shared pages; a private page
+    // stays write-protected until its next write fault (as for 4 KiB pages, mprotect.c).
+    if (d && d->is_leaf(i) && (!writable || vma.shared)) k.store.set_leaf_writable(d, i, writable);
+  }
+}
+
+void hugetlb_split(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr addr) {
+  hstate& h = hstate_of(k, vma);
+  if (!is_pmd_level(k, h) || h.level < 1) return;
+  const uint64_t window = k.prof.paging.at(h.level - 1).span();
+  if (!(addr & (window - 1))) return;  // a split on the window's edge leaves it whole
+  if (!huge_pmd_unshare(k, mm, h, addr)) unshareable(k, mm, h, addr);
+}
+
+status copy_hugetlb_range(kernel& k, mm_struct& dst, mm_struct& src, const vm_area_struct& vma) {
+  hstate& h = hstate_of(k, vma);
+  const bytes pages = h.size() >> k.geo.shift;
+  for (vaddr a = vma.vm_start; a < vma.vm_end; a += h.size()) {
+    pt_dir* sd = huge_pte_offset(k, src, h, a);
+    if (!sd) continue;
+    const uint32_t i = k.prof.paging.index(h.level, a);
+    if (!sd->is_leaf(i)) continue;
+    bool oom = false;
+    pt_dir* dd = huge_pte_alloc(k, dst, vma, h, a, &oom);
+    if (!dd) return oom_status(k, "a page-table page (fork)", gfp_zone::kernel);
+    if (dd == sd) {  // the child shares the parent's PMD table: nothing to copy under it
+      const uint64_t window = k.prof.paging.at(h.level - 1).span();
+      a = (a & ~(window - 1)) + window - h.size();
+      continue;
+    }
+    if (dd->is_leaf(i)) continue;
+    const uint32_t id = sd->page_of(i);
+    bool writable = sd->leaf_writable(i);
+    if (id) {
+      ++k.huge.anons[id].entire;  // a private page: shared copy-on-write
+      k.store.set_leaf_writable(sd, i, false);
+      writable = false;
+    }
+    k.store.set_leaf(dd, i, no_deposit(), writable, id);
+    dst.hugetlb_usage += h.size();
+    if (k.prof.huge.hugetlb_in_rss) dst.rss.file += pages;
+  }
+  return {};
+}
+
+void hugetlb_forget_table(kernel& k, const void* node) { forget(k, static_cast<const pt_dir*>(node)); }
+
+uint32_t huge_anon_new(kernel& k, int8_t hs) {
+  uint32_t id;
+  if (!k.huge.free_anons.empty()) {
+    id = k.huge.free_anons.back();
+    k.huge.free_anons.pop_back();
+  } else {
+    id = static_cast<uint32_t>(k.huge.anons.size());
+    k.huge.anons.emplace_back();
+  }
+  k.huge.anons[id] = {1, 0, hs, true};
+  return id;
+}
+
+void huge_anon_release(kernel& k, uint32_t id) {
+  k.huge.anons[id] = {};
+  k.huge.free_anons.push_back(id);
+}
+
+}  // namespace vmlab

@@ -1,0 +1,71 @@
+#include "workload/op_rules.h"
+
+#include <fmt/format.h>
+
+namespace vmlab {
+namespace {
+
+std::string sizes_of(const kernel_profile& p) {
+  std::string out;
+  for (bytes b : hugetlb_page_sizes(p)) out += (out.empty() ? "" : ", ") + huge_size_text(b);
+  return out;
+}
+
+std::optional<rule_error> size_known(const kernel_profile& p, bytes size, const std::string& field, const std::string& what) {
+  const auto sizes = hugetlb_page_sizes(p);
+  if (sizes.empty()) return rule_error{field, what + ": " + p.name + " has no hugetlb pages"};
+  if (size == 0) return std::nullopt;
+  for (bytes b : sizes)
+    if (b == size) return std::nullopt;
+  return rule_error{field, fmt::format("{}: {} has no hugetlb pages of {} bytes (it has {})", what, p.name, size, sizes_of(p))};
+}
+
+}  // namespace
+
+std::string huge_size_text(bytes b) {
+  return b >= GiB ? fmt::format("{} GiB", b / GiB) : b >= MiB ? fmt::format("{} MiB", b / MiB) : fmt::format("{} KiB", b / KiB);
+}
+
+std::optional<rule_error> check_object(const kernel_profile& p, const object_decl& d) {
+  if (d.kind != object_kind::hugetlb) {
+    if (d.page_size) return rule_error{"page_size", "page_size applies to hugetlb objects only"};
+    return std::nullopt;
+  }
+  if (auto e = size_known(p, d.page_size, "page_size", "hugetlb object '" + d.name + "'")) return e;
+  const bytes hsize = d.page_size ? d.page_size : hugetlb_page_sizes(p).front();
+  if (d.size % hsize)
+    return rule_error{"size", fmt::format("hugetlb object '{}' must be a whole number of its {} pages, not {} bytes", d.name,
+                                          huge_size_text(hsize), d.size)};
+  return std::nullopt;
+}
+
+std::optional<rule_error> check_pool(const kernel_profile& p, bytes size, const char* what) {
+  return size_known(p, size, what, what);
+}
+
+std::optional<rule_error> check_mmap(const kernel_profile& p, const std::vector<object_decl>& objects, const op& o) {
+  const object_decl* obj = o.object >= 0 ? &objects[static_cast<size_t>(o.object)] : nullptr;
+  const bool hugetlb = (obj && obj->kind == object_kind::hugetlb) || o.hugetlb;
+  if (o.hugetlb && obj) return rule_error{"hugetlb", "hugetlb (MAP_HUGETLB) applies to anonymous mappings; map a hugetlb object instead"};
+  if (o.page_size && !o.hugetlb) return rule_error{"page_size", "page_size applies to anonymous hugetlb mappings only"};
+  if (o.noreserve && !hugetlb) return rule_error{"noreserve", "noreserve (MAP_NORESERVE) applies to hugetlb mappings only"};
+  if (!hugetlb) return std::nullopt;
+  if (o.hugetlb)
+    if (auto e = size_known(p, o.page_size, "page_size", "MAP_HUGETLB"); e) return e;
+  const auto sizes = hugetlb_page_sizes(p);
+  bytes hsize = o.hugetlb ? (o.page_size ? o.page_size : sizes.empty() ? 0 : sizes.front())
+                          : (obj->page_size ? obj->page_size : sizes.empty() ? 0 : sizes.front());
+  if (!hsize) return rule_error{"obj", p.name + " has no hugetlb pages"};
+  if (o.obj_off % hsize)
+    return rule_error{"off", fmt::format("the offset into hugetlb object '{}' must be a multiple of its {} pages, not {}",
+                                         obj ? obj->name : "", huge_size_text(hsize), o.obj_off)};
+  if (o.len % hsize)
+    return rule_error{"len", fmt::format("a hugetlb mapping's length must be a multiple of its {} pages, not {}",
+                                         huge_size_text(hsize), o.len)};
+  if (o.fixed && o.addr % hsize)
+    return rule_error{"addr", fmt::format("a fixed hugetlb mapping must start on a {} boundary, not {:#x}",
+                                          huge_size_text(hsize), o.addr)};
+  return std::nullopt;
+}
+
+}  // namespace vmlab
