@@ -87,6 +87,11 @@ std::vector<validate_case> compare_results(const std::string& scenario, const ru
     }
     std::map<uint32_t, const proc_sample*> live_procs;
     for (const auto& p : l->procs) live_procs[p.pid] = &p;
+    // HugetlbPages for every process once any has hugetlb pages: a process that only
+    // attached to a shared PMD shows 0 in both, and that is a finding too.
+    bool hugetlb = false;
+    for (const auto& p : s.procs) hugetlb |= p.hugetlb != 0;
+    for (const auto& p : l->procs) hugetlb |= p.hugetlb != 0;
     for (const auto& p : s.procs) {
       auto it = live_procs.find(p.pid);
       const double lv = it == live_procs.end() ? -1.0 : double(it->second->vmpte_workload);
@@ -97,6 +102,12 @@ std::vector<validate_case> compare_results(const std::string& scenario, const ru
         c.why = "the process is missing from the live sample";
       }
       out.push_back(c);
+      // hugetlb pages this process faulted in (HugetlbPages), where either engine has any.
+      const double lh = it == live_procs.end() ? 0.0 : double(it->second->hugetlb);
+      if (hugetlb) {
+        validate_case h = make_case(scenario, "HugetlbPages", s.name, p.pid, double(p.hugetlb), lh, 0, 0, "exact");
+        out.push_back(h);
+      }
     }
     validate_case pt = make_case(scenario, "PageTables_growth", s.name, 0, double(s.page_tables_workload),
                                  double(l->page_tables_workload), tol.system_rel, double(tol.system_abs), system_rule);

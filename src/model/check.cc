@@ -25,6 +25,7 @@ struct recount {
   // (object, chunk) (PMD leaves mapping each).
   std::unordered_map<uint32_t, uint32_t> huge_refs;
   std::map<std::pair<int32_t, uint64_t>, uint32_t> pmd_maps;
+  uint64_t thp_pages = 0;  // pages of PMD-mapped THPs that no PTE maps anywhere (no subpage ids)
   std::ostringstream err;
 };
 
@@ -147,7 +148,10 @@ void check_huge(const kernel& k, recount& rc, uint64_t& anon_pages) {
       ++private_pages[static_cast<size_t>(h.hstate)];
     } else {
       ++thps;
-      if (!h.subpages) anon_pages += pmd_pages;
+      if (!h.subpages) {
+        anon_pages += pmd_pages;
+        rc.thp_pages += pmd_pages;
+      }
     }
   }
   if (k.huge.anon_thps != thps * pmd_pages) rc.err << "AnonHugePages " << k.huge.anon_thps << " != recount " << thps * pmd_pages << "; ";
@@ -233,7 +237,7 @@ void check_rmap(const kernel& k, recount& rc) {
   }
   if (mapped_file != count_mapped_object_pages(k))
     rc.err << "mapped file pages " << count_mapped_object_pages(k) << " != " << mapped_file << "; ";
-  const uint64_t mapped_anon = rc.exclusive_anon + rc.anon_refs.size();
+  const uint64_t mapped_anon = rc.exclusive_anon + rc.anon_refs.size() + rc.thp_pages;
   if (mapped_anon != k.rm.mapped_anon) rc.err << "mapped anon pages " << k.rm.mapped_anon << " != " << mapped_anon << "; ";
   if (k.rmap->per_page_state) {
     for (const auto& [id, n] : rc.anon_refs) check_chain(n, k.pm.chain(id), "anon page");

@@ -148,14 +148,11 @@ void unshareable(kernel& k, mm_struct& mm, const hstate& h, vaddr addr) {
 status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write) {
   hstate& h = hstate_of(k, vma);
   const vaddr base = addr & ~(h.size() - 1);
-  bool oom = false;
-  pt_dir* d = huge_pte_alloc(k, mm, vma, h, base, &oom);
-  if (!d) return oom_status(k, "a page-table page (hugetlb)", gfp_zone::kernel);
   const uint32_t i = k.prof.paging.index(h.level, base);
   mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
   const uint64_t hidx = hindex(k, vma, base);
   const bytes pages = h.size() >> k.geo.shift;
-  if (d->is_leaf(i)) {
+  if (pt_dir* d = huge_pte_offset(k, mm, h, base); d && d->is_leaf(i)) {
     // Present. A write to a read-only private page: reuse it if it is this mm's alone,
     // else copy it (hugetlb_wp).
     if (!write || d->leaf_writable(i) || vma.shared) return {};
@@ -174,8 +171,15 @@ status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, 
     k.store.set_leaf_writable(d, i, true);
     return {};
   }
+  // Not present for this mm: the access faults.
   ++k.faults;
   ++mm.min_flt;
+  bool oom = false;
+  pt_dir* d = huge_pte_alloc(k, mm, vma, h, base, &oom);
+  if (!d) return oom_status(k, "a page-table page (hugetlb)", gfp_zone::kernel);
+  // Attached to a shared PMD table that maps the page already: nothing more to do (and,
+  // as huge_pmd_share never calls hugetlb_count_add, nothing for HugetlbPages).
+  if (d->is_leaf(i)) return {};
   uint32_t id = 0;
   if (vma.shared) {
     if (!mem_object::test_bit(obj.hpage, hidx)) {
@@ -188,7 +192,9 @@ status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, 
       mem_object::put_bit(obj.hpage, hidx, true);
     }
   } else {
-    // A private page: from this VMA's reservation while it has one.
+    // A private page: anon_vma_prepare, then from this VMA's reservation while it has one.
+    if (!vma.has_anon_vma)
+      if (status s = anon_vma_prepare(k, mm, vma); !s.ok()) return s;
     const bool reserved = vma.resv && *vma.resv > 0;
     if (!take_page(k, h, reserved))
       return status::refused("SIGBUS: no free huge page of " + size_text(h.size()) + " at fault (HugePages_Free " +

@@ -34,6 +34,19 @@ nlohmann::json meminfo_json(const meminfo& m, bool peak) {
   if (m.has_mapped) j["Mapped"] = m.mapped;
   j["Slab"] = m.slab;
   if (m.has_reverse_maps) j["ReverseMaps"] = m.reverse_maps;
+  if (m.has_thp) j["AnonHugePages"] = m.anon_huge;
+  if (m.has_shmem_thp) {
+    j["ShmemHugePages"] = m.shmem_huge;
+    j["ShmemPmdMapped"] = m.shmem_pmd_mapped;
+  }
+  if (m.has_hugetlb) {
+    j["HugePages_Total"] = m.hugepages_total;
+    j["HugePages_Free"] = m.hugepages_free;
+    j["HugePages_Rsvd"] = m.hugepages_rsvd;
+    j["HugePages_Surp"] = m.hugepages_surp;
+    j["Hugepagesize"] = m.hugepagesize;
+  }
+  if (m.has_hugetlb_total) j["Hugetlb"] = m.hugetlb;
   j["mem_map"] = m.mem_map;
   return j;
 }
@@ -66,7 +79,7 @@ nlohmann::json sample_json(const sample& s) {
   for (const auto& p : s.procs)
     procs.push_back({{"pid", p.pid}, {"VmPTE", p.vmpte}, {"VmPTE_workload", p.vmpte_workload},
                      {"RssAnon_pages", p.rss_anon}, {"RssFile_pages", p.rss_file},
-                     {"RssShmem_pages", p.rss_shmem}, {"min_flt", p.min_flt}});
+                     {"RssShmem_pages", p.rss_shmem}, {"min_flt", p.min_flt}, {"HugetlbPages", p.hugetlb}});
   nlohmann::json j = {{"name", s.name}, {"op_index", s.op_index}, {"PageTables", s.page_tables},
                       {"PageTables_workload", s.page_tables_workload}, {"nr_procs", s.nr_procs}, {"procs", procs}};
   j["pt_pages"] = s.pt_pages_known ? levels_json(s.pt_pages) : nlohmann::json(nullptr);
@@ -110,6 +123,16 @@ std::vector<mi_column> mi_columns(const meminfo& flags) {
   c.push_back({"Slab", &meminfo::slab, false});
   c.push_back({"PageTables", &meminfo::page_tables, false});
   if (flags.has_reverse_maps) c.push_back({"ReverseMaps", &meminfo::reverse_maps, true});
+  if (flags.has_thp) c.push_back({"AnonHugePages", &meminfo::anon_huge, false});
+  if (flags.has_shmem_thp)
+    c.insert(c.end(), {{"ShmemHugePages", &meminfo::shmem_huge, false}, {"ShmemPmdMapped", &meminfo::shmem_pmd_mapped, false}});
+  // The pool lines only where there is a pool: a profile with hugetlb but no pages would
+  // print five zeros.
+  if (flags.has_hugetlb && flags.hugepages_total)
+    c.insert(c.end(), {{"HugePages_Total", &meminfo::hugepages_total, true},
+                       {"HugePages_Free", &meminfo::hugepages_free, true},
+                       {"HugePages_Rsvd", &meminfo::hugepages_rsvd, true},
+                       {"HugePages_Surp", &meminfo::hugepages_surp, true}});
   c.push_back({"mem_map", &meminfo::mem_map, false});
   return c;
 }
@@ -126,7 +149,11 @@ std::string mi_row(const std::string& label, const meminfo& m, const std::vector
 std::string format_meminfo(const run_result& r) {
   const auto first = std::find_if(r.samples.begin(), r.samples.end(), [](const sample& s) { return s.mi_known; });
   if (first == r.samples.end()) return "";
-  const auto cols = mi_columns(first->mi);
+  // The columns of the sample with the most lines (a pool may only grow during the run).
+  meminfo flags = first->mi;
+  for (const auto& smp : r.samples)
+    if (smp.mi_known && smp.mi.hugepages_total > flags.hugepages_total) flags.hugepages_total = smp.mi.hugepages_total;
+  const auto cols = mi_columns(flags);
   std::string out = "\n/proc/meminfo";
   if (first->mi.has_reverse_maps) out += " (ReverseMaps: a count of pte -> page mappings)";
   out += ":\n" + fmt::format("{:<16}", "sample");
@@ -227,13 +254,17 @@ std::string format_table(const run_result& r, bool verbose) {
                      kb(r.peak.vmpte_max_proc));
   if (!r.samples.empty()) {
     const sample& end = r.samples.back();
-    out += fmt::format("\nper process at '{}':\n{:>6} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}\n", end.name, "pid",
-                       r.vmpte_line ? "VmPTE" : "mm PT bytes", "(workload)", "RssAnon", "RssFile", "RssShmem", "minflt");
+    bool hugetlb = false;
+    for (const auto& p : end.procs) hugetlb |= p.hugetlb != 0;
+    out += fmt::format("\nper process at '{}':\n{:>6} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}{}\n", end.name, "pid",
+                       r.vmpte_line ? "VmPTE" : "mm PT bytes", "(workload)", "RssAnon", "RssFile", "RssShmem", "minflt",
+                       hugetlb ? fmt::format(" {:>13}", "HugetlbPages") : "");
     const size_t shown = std::min<size_t>(end.procs.size(), 32);
     for (size_t i = 0; i < shown; ++i) {
       const auto& p = end.procs[i];
-      out += fmt::format("{:>6} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}\n", p.pid, kb(p.vmpte), kb(p.vmpte_workload),
-                         kb(p.rss_anon * 4096), kb(p.rss_file * 4096), kb(p.rss_shmem * 4096), p.min_flt);
+      out += fmt::format("{:>6} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}{}\n", p.pid, kb(p.vmpte), kb(p.vmpte_workload),
+                         kb(p.rss_anon * 4096), kb(p.rss_file * 4096), kb(p.rss_shmem * 4096), p.min_flt,
+                         hugetlb ? fmt::format(" {:>13}", kb(p.hugetlb)) : "");
     }
     if (end.procs.size() > shown) out += fmt::format("   ... {} more processes (--json has all)\n", end.procs.size() - shown);
   }
@@ -269,6 +300,7 @@ const char* verdict_name(verdict v) {
     case verdict::ok: return "ok";
     case verdict::fail: return "FAIL";
     case verdict::not_measurable: return "not measurable";
+    case verdict::skipped: return "skipped";
   }
   return "?";
 }
@@ -277,7 +309,7 @@ nlohmann::json to_json(const std::vector<validate_case>& cases, const std::vecto
   nlohmann::json j;
   j["schema_version"] = run_result::kSchemaVersion;
   j["cases"] = nlohmann::json::array();
-  size_t failed = 0, unmeasured = 0;
+  size_t failed = 0, unmeasured = 0, skipped = 0;
   for (const auto& c : cases) {
     nlohmann::json x = {{"scenario", c.scenario}, {"metric", c.metric()}, {"unit", c.unit}, {"sim", c.sim},
                         {"live", c.live}, {"rel_error", c.rel_error}, {"tolerance", c.tolerance},
@@ -286,9 +318,11 @@ nlohmann::json to_json(const std::vector<validate_case>& cases, const std::vecto
     j["cases"].push_back(std::move(x));
     failed += c.failed();
     unmeasured += c.v == verdict::not_measurable;
+    skipped += c.v == verdict::skipped;
   }
   j["failed"] = failed;
   j["not_measurable"] = unmeasured;
+  j["skipped"] = skipped;
   j["notes"] = notes_json(notes);
   return j;
 }
@@ -309,7 +343,7 @@ std::string signed_in_unit(const std::string& unit, double v) {
 // the largest difference relative to its tolerance.
 double badness(const validate_case& c) {
   const double over = std::fabs(c.sim - c.live) / std::max(c.tolerance, 1.0);
-  return c.v == verdict::fail ? 1e9 + over : c.v == verdict::not_measurable ? 1e6 + over : over;
+  return c.v == verdict::fail ? 1e9 + over : c.v != verdict::ok ? 1e6 + over : over;
 }
 
 }  // namespace
@@ -317,12 +351,12 @@ double badness(const validate_case& c) {
 std::string format_validate_table(const std::vector<validate_case>& cases) {
   std::string out = fmt::format("{:<30} {:<12} {:<28} {:>12} {:>12} {:>10}  {:<28} {}\n", "scenario", "sample", "figure",
                                 "sim", "live", "live-sim", "tolerance", "verdict");
-  size_t counts[3] = {0, 0, 0};
+  size_t counts[4] = {0, 0, 0, 0};
   std::vector<const validate_case*> unmeasured;
   for (size_t i = 0; i < cases.size();) {
     // Collapse consecutive cases of the same scenario, sample and figure: show the worst.
     size_t j = i, worst = i;
-    size_t n_by[3] = {0, 0, 0};
+    size_t n_by[4] = {0, 0, 0, 0};
     for (; j < cases.size() && cases[j].scenario == cases[i].scenario && cases[j].at == cases[i].at &&
            cases[j].figure == cases[i].figure; ++j) {
       ++n_by[static_cast<int>(cases[j].v)];
@@ -334,21 +368,23 @@ std::string format_validate_table(const std::vector<validate_case>& cases) {
     else if (c.pid) fig += fmt::format(" (pid {})", c.pid);
     std::string v = verdict_name(c.v);
     if (n_by[1] > 1) v += fmt::format(" ({} of {})", n_by[1], j - i);
-    const bool measured = c.v != verdict::not_measurable;
+    const bool measured = c.v == verdict::ok || c.v == verdict::fail;
     out += fmt::format("{:<30} {:<12} {:<28} {:>12} {:>12} {:>10}  {:<28} {}\n", c.scenario, c.at, fig,
                        in_unit(c.unit, c.sim), measured ? in_unit(c.unit, c.live) : "-",
                        measured ? signed_in_unit(c.unit, c.live - c.sim) : "-",
                        c.tolerance_rule.empty() ? fmt::format("±{}", in_unit(c.unit, c.tolerance))
                                                 : fmt::format("±{} ({})", in_unit(c.unit, c.tolerance), c.tolerance_rule),
                        v);
-    for (int k = 0; k < 3; ++k) counts[k] += n_by[k];
+    for (int k = 0; k < 4; ++k) counts[k] += n_by[k];
     if (!measured) unmeasured.push_back(&c);
     i = j;
   }
-  out += fmt::format("\n{} figures compared: {} ok, {} FAIL, {} not measurable on this host\n", cases.size(), counts[0],
+  out += fmt::format("\n{} figures compared: {} ok, {} FAIL, {} not measurable on this host", cases.size(), counts[0],
                      counts[1], counts[2]);
+  if (counts[3]) out += fmt::format(", {} scenario{} skipped", counts[3], counts[3] == 1 ? "" : "s");
+  out += "\n";
   for (const validate_case* c : unmeasured)
-    out += fmt::format("  not measurable: {} {}: {}\n", c->scenario, c->metric(), c->why);
+    out += fmt::format("  {}: {} {}: {}\n", verdict_name(c->v), c->scenario, c->v == verdict::skipped ? "" : c->metric(), c->why);
   return out;
 }
 

@@ -30,8 +30,10 @@ result<std::string> format_slabinfo(const run_result& r);
 // What `vmlab validate` concluded about one figure. not_measurable: the live run could not
 // measure it on this host (other processes changed the system-wide figure meanwhile); it
 // is neither ok nor a failure, and `why` holds the live run's evidence.
-enum class verdict : uint8_t { ok, fail, not_measurable };
-const char* verdict_name(verdict v);  // "ok", "FAIL", "not measurable"
+// skipped: the host cannot run the scenario at all (no such huge pages, a pool it cannot
+// give), with the reason.
+enum class verdict : uint8_t { ok, fail, not_measurable, skipped };
+const char* verdict_name(verdict v);  // "ok", "FAIL", "not measurable", "skipped"
 
 // One compared figure of `vmlab validate`.
 struct validate_case {

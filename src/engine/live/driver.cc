@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <linux/memfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -134,11 +135,17 @@ result<int> unnamed_file(const std::string& dir, const std::string& what) {
 
 }  // namespace
 
-status driver::create_objects(const std::vector<object_decl>& objects, const std::string& file_dir) {
+status driver::create_objects(const std::vector<object_decl>& objects, const std::vector<bytes>& huge_sizes,
+                              const std::string& file_dir) {
   for (size_t i = 0; i < objects.size(); ++i) {
     const object_decl& o = objects[i];
     int fd = -1;
-    if (o.kind == object_kind::shm) {
+    if (o.kind == object_kind::hugetlb) {
+      // A hugetlbfs file of its own (MFD_HUGETLB, the size as log2 << MFD_HUGE_SHIFT).
+      const unsigned log2 = unsigned(__builtin_ctzll(huge_sizes[i]));
+      fd = ::memfd_create(("vmlab-" + sanitize(o.name)).c_str(), MFD_CLOEXEC | MFD_HUGETLB | (log2 << MFD_HUGE_SHIFT));
+      if (fd < 0) return status::io_error("memfd_create (MFD_HUGETLB) for object '" + o.name + "': " + errno_text(errno));
+    } else if (o.kind == object_kind::shm) {
       fd = ::memfd_create(("vmlab-" + sanitize(o.name)).c_str(), MFD_CLOEXEC);
       if (fd < 0) return status::io_error("memfd_create for object '" + o.name + "': " + errno_text(errno));
     } else {

@@ -62,9 +62,11 @@ class driver {
   driver& operator=(const driver&) = delete;
   ~driver();  // shutdown()
 
-  // Creates the objects: shm as memfds, files as unnamed O_TMPFILE files in `file_dir`
-  // (on a filesystem without O_TMPFILE: created and unlinked at once).
-  status create_objects(const std::vector<object_decl>& objects, const std::string& file_dir);
+  // Creates the objects: shm as memfds, hugetlb ones as MFD_HUGETLB memfds of the page
+  // size `huge_sizes[i]`, files as unnamed O_TMPFILE files in `file_dir` (on a filesystem
+  // without O_TMPFILE: created and unlinked at once).
+  status create_objects(const std::vector<object_decl>& objects, const std::vector<bytes>& huge_sizes,
+                        const std::string& file_dir);
   [[nodiscard]] int object_fd(int32_t index) const { return fds_[static_cast<size_t>(index)]; }
 
   // Starts the zygote: an idle worker forked from the driver once, after the objects

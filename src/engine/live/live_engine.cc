@@ -24,6 +24,7 @@
 #include "engine/engine.h"
 #include "engine/live/driver.h"
 #include "engine/live/host_activity.h"
+#include "engine/live/host_huge.h"
 #include "engine/live/host_state.h"
 #include "engine/live/procfs.h"
 #include "engine/live/worker.h"
@@ -156,7 +157,11 @@ class live_run {
     r_.engine = "live";
     r_.scenario = s_.source;
     r_.profile = shadow_.profile().name;
-    if (status st = d_.create_objects(s_.objects, opt_.file_dir); !st.ok()) return st;
+    std::vector<bytes> huge_sizes;
+    const auto sizes = hugetlb_page_sizes(shadow_.profile());
+    for (const auto& o : s_.objects)
+      huge_sizes.push_back(o.kind != object_kind::hugetlb ? 0 : o.page_size ? o.page_size : sizes.front());
+    if (status st = d_.create_objects(s_.objects, huge_sizes, opt_.file_dir); !st.ok()) return st;
     if (status st = d_.start_zygote(); !st.ok()) return st;
     // The slab caches: readable here, and what the workers' own images cost them.
     if (status st = start_slabs(); !st.ok()) return st;
@@ -245,7 +250,8 @@ class live_run {
         err = rep.err;
         break;
       case op_kind::madvise:
-        c.kind = cmd_kind::dontneed;
+        c.kind = o.adv == advice::dontneed ? cmd_kind::dontneed : cmd_kind::advise;
+        c.advice = o.adv == advice::hugepage ? cmd_advice::hugepage : cmd_advice::nohugepage;
         st = d_.call(o.pid, c, rep);
         err = rep.err;
         break;
@@ -287,7 +293,13 @@ class live_run {
     c.addr = a.value();
     c.len = o.len;
     c.prot = static_cast<uint32_t>(host_prot(o.prot));
-    c.map_flags = (o.shared ? MAP_SHARED : MAP_PRIVATE) | (o.object < 0 ? MAP_ANONYMOUS : 0) | (o.locked ? MAP_LOCKED : 0);
+    c.map_flags = (o.shared ? MAP_SHARED : MAP_PRIVATE) | (o.object < 0 ? MAP_ANONYMOUS : 0) | (o.locked ? MAP_LOCKED : 0) |
+                  (o.noreserve ? MAP_NORESERVE : 0);
+    if (o.hugetlb) {
+      const bytes size = o.page_size ? o.page_size : hugetlb_page_sizes(shadow_.profile()).front();
+      c.map_flags |= MAP_HUGETLB | int32_t(unsigned(__builtin_ctzll(size)) << MAP_HUGE_SHIFT);
+    }
+    c.advice = !o.has_hint ? cmd_advice::none : o.hint == advice::hugepage ? cmd_advice::hugepage : cmd_advice::nohugepage;
     c.fd = o.object < 0 ? -1 : d_.object_fd(o.object);
     c.off = o.object < 0 ? 0 : o.obj_off;
     reply rep;
@@ -404,6 +416,7 @@ class live_run {
       p.rss_anon = sat_sub(st->rss_anon, w.base.rss_anon);
       p.rss_file = sat_sub(st->rss_file, w.base.rss_file);
       p.rss_shmem = sat_sub(st->rss_shmem, w.base.rss_shmem);
+      p.hugetlb = sat_sub(st->hugetlb, w.base.hugetlb);
       p.min_flt = sat_sub(mf.value(), w.minflt0);
       baselines += int64_t(w.base.vmpte);
       out.procs.push_back(p);
@@ -668,7 +681,10 @@ class live_run {
                  "allocation; vmpte_max_proc is the largest vmpte_workload",
                  false});
     add_note(n, {note_id::pt_levels, "page-table pages per level are not observable on a live kernel", "", false});
-    add_note(n, {note_id::thp, "workers run with PR_SET_THP_DISABLE and MADV_NOHUGEPAGE on every workload mapping", "", false});
+    add_note(n, {note_id::thp, "THP: the host runs with the profile's enabled/shmem_enabled; workers advise only what the op stream advises",
+                 "khugepaged is not stopped: a collapse during the run would show (the model has none); its default scan "
+                 "period (10 s) is longer than most runs",
+                 false});
     if (others_max_.any())
       add_note(n, {note_id::others,
                    fmt::format("other processes changed PageTables by {:+} kB during the run; subtracted",
@@ -755,7 +771,10 @@ result<bytes> estimate_peak_memory(const op_stream& s) {
     }
   }
   measure();
-  return most + k.peak().page_tables;
+  // The hugetlb pools the run grows on the host are memory too, used or not.
+  bytes pools = 0;
+  for (const auto& [size, n] : s.machine.hugepages) pools += size * n;
+  return most + k.peak().page_tables + pools;
 }
 
 }  // namespace live
@@ -800,6 +819,11 @@ result<run_result> run_live(const op_stream& s, const live_options& opt) {
     for (const auto& line : rec.done) opt.say(line);
   signal_guard sig;
   if (status st = sig.install(); !st.ok()) return st;
+  // The host settings the run needs (huge-page pools, THP policies), journalled and put
+  // back when this scope ends, whatever way it ends.
+  host_settings settings;
+  std::vector<note> setting_notes;
+  if (status st = apply_huge_settings(prof, s.machine, settings, src, setting_notes); !st.ok()) return st;
   result<run_result> r = status::io_error("live run did not start");
   {
     driver d(src, sig);
@@ -808,6 +832,9 @@ result<run_result> run_live(const op_stream& s, const live_options& opt) {
     r = run.run();
     d.shutdown();  // kill and reap every worker, remove every object, before the handlers go
   }
+  if (status st = settings.restore(); !st.ok()) return st;
+  if (r.ok())
+    for (note& n : setting_notes) add_note(r->notes, std::move(n));
   if (!r.ok()) return r;
   r->wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r->cpu_seconds = cpu_seconds() - c0;

@@ -63,6 +63,7 @@ struct proc_status {
   uint64_t rss_anon = 0;      // RssAnon, pages
   uint64_t rss_file = 0;      // RssFile, pages
   uint64_t rss_shmem = 0;     // RssShmem, pages
+  bytes hugetlb = 0;          // HugetlbPages, bytes (4.4+; 0 when absent)
 };
 
 // Parsers: io_error naming the file and what is missing or malformed.

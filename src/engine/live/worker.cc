@@ -126,8 +126,10 @@ __attribute__((noinline)) outcome handle(const command& c, const unsigned char* 
         o.err = EEXIST;
         break;
       }
-      // THP would replace PTE pages by huge PMD entries: keep the 4 KiB accounting.
-      if (::madvise(p, c.len, MADV_NOHUGEPAGE) != 0) o.err = errno;
+      // The op's advice (MADV_HUGEPAGE / MADV_NOHUGEPAGE); whether THP applies otherwise
+      // is the host's policy, which the live engine has set to the profile's.
+      if (c.advice == cmd_advice::hugepage && ::madvise(p, c.len, MADV_HUGEPAGE) != 0) o.err = errno;
+      if (c.advice == cmd_advice::nohugepage && ::madvise(p, c.len, MADV_NOHUGEPAGE) != 0) o.err = errno;
       break;
     }
     case cmd_kind::munmap:
@@ -138,6 +140,9 @@ __attribute__((noinline)) outcome handle(const command& c, const unsigned char* 
       break;
     case cmd_kind::dontneed:
       if (::madvise(addr, c.len, MADV_DONTNEED) != 0) o.err = errno;
+      break;
+    case cmd_kind::advise:
+      if (::madvise(addr, c.len, c.advice == cmd_advice::hugepage ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) != 0) o.err = errno;
       break;
     case cmd_kind::touch_range:
       o.value = static_cast<int64_t>(touch_range(c.addr, c.len, c.stride, c.write != 0));
@@ -168,6 +173,8 @@ void warm_up(worker_state& w) {
   handle(c, nullptr, 0);
   c.kind = cmd_kind::dontneed;
   handle(c, nullptr, 0);
+  c.kind = cmd_kind::advise;
+  handle(c, nullptr, 0);
   c.kind = cmd_kind::touch_range;
   handle(c, nullptr, 0);
   c.kind = cmd_kind::touch_pages;
@@ -184,7 +191,6 @@ void attach(worker_state& w, const char* name) {
   ::prctl(PR_SET_NAME, name, 0, 0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (::getppid() != w.driver) quit(3);  // the driver thread died before the prctl
-  ::prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 }
 
 [[noreturn]] void loop(worker_state& w) {

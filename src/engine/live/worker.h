@@ -27,6 +27,7 @@ enum class cmd_kind : uint32_t {
   munmap,         // addr, len
   mprotect,       // addr, len, prot
   dontneed,       // addr, len: madvise(MADV_DONTNEED)
+  advise,         // addr, len, advice: madvise(MADV_HUGEPAGE / MADV_NOHUGEPAGE)
   touch_range,    // addr, len, stride, write: one byte every stride bytes
   touch_pages,    // addr, write, count page indices following the command
   fork,           // the child's control socket rides along as SCM_RIGHTS
@@ -34,9 +35,13 @@ enum class cmd_kind : uint32_t {
   ping,           // reply only
 };
 
+// mmap: madvise() the new mapping gets right away (0: none).
+enum class cmd_advice : uint32_t { none = 0, hugepage, nohugepage };
+
 struct command {
   cmd_kind kind = cmd_kind::ping;
   uint32_t prot = 0;
+  cmd_advice advice = cmd_advice::none;
   int32_t map_flags = 0;
   int32_t fd = -1;
   uint32_t write = 0;
