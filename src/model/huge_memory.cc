@@ -172,6 +172,14 @@ status huge_pmd_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
       return oom ? oom_status(k, "a page-table page", gfp_zone::kernel) : status{};
     }
     if (vma.is_anon()) {
+      // do_huge_pmd_anonymous_page: anon_vma_prepare (vmf_anon_prepare) comes first, read
+      // fault or not, so even a VMA that only maps the huge zero page has an anon_vma
+      // (and fork copies its page tables).
+      if (!vma.has_anon_vma)
+        if (status s = anon_vma_prepare(k, mm, vma); !s.ok()) {
+          *handled = true;
+          return s;
+        }
       if (!write && k.prof.huge.huge_zero_page) {
         // The huge zero page, with a deposited table as for a THP (set_huge_zero_folio).
         void* deposit = pt_alloc(k, mm, pte_level(k));

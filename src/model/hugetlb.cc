@@ -159,13 +159,17 @@ status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, 
     ++k.faults;
     ++mm.min_flt;
     const uint32_t id = d->page_of(i);
-    if (id && k.huge.anons[id].entire > 1) {
-      if (!take_page(k, h, false))
+    if (!id || k.huge.anons[id].entire > 1) {
+      // The file's page, or a private page another process maps too: a copy of its own,
+      // from this VMA's reservation while it has one.
+      const bool reserved = vma.resv && *vma.resv > 0;
+      if (!take_page(k, h, reserved))
         return status::refused("SIGBUS: no free huge page of " + size_text(h.size()) +
                                " for a copy-on-write of a private hugetlb page (HugePages_Free " + std::to_string(h.free) +
                                ", HugePages_Rsvd " + std::to_string(h.resv) + ")");
+      if (reserved) --*vma.resv;
       ++k.cow_faults;
-      --k.huge.anons[id].entire;
+      if (id) --k.huge.anons[id].entire;
       d->leaf_page[i] = huge_anon_new(k, int8_t(&h - k.huge.hstates.data()));
     }
     k.store.set_leaf_writable(d, i, true);
@@ -192,15 +196,21 @@ status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, 
       mem_object::put_bit(obj.hpage, hidx, true);
     }
   } else {
-    // A private page: anon_vma_prepare, then from this VMA's reservation while it has one.
+    // A private mapping: the file's page if it has it (mapped read-only: a write copies
+    // it, hugetlb_wp), else a private page of its own; anon_vma_prepare first, and the
+    // page from this VMA's reservation while it has one.
     if (!vma.has_anon_vma)
       if (status s = anon_vma_prepare(k, mm, vma); !s.ok()) return s;
-    const bool reserved = vma.resv && *vma.resv > 0;
-    if (!take_page(k, h, reserved))
-      return status::refused("SIGBUS: no free huge page of " + size_text(h.size()) + " at fault (HugePages_Free " +
-                             std::to_string(h.free) + ", HugePages_Rsvd " + std::to_string(h.resv) + ")");
-    if (reserved) --*vma.resv;
-    id = huge_anon_new(k, int8_t(&h - k.huge.hstates.data()));
+    const bool in_file = mem_object::test_bit(obj.hpage, hidx);
+    if (!in_file || write) {
+      const bool reserved = vma.resv && *vma.resv > 0;
+      if (!take_page(k, h, reserved))
+        return status::refused("SIGBUS: no free huge page of " + size_text(h.size()) + " at fault (HugePages_Free " +
+                               std::to_string(h.free) + ", HugePages_Rsvd " + std::to_string(h.resv) + ")");
+      if (reserved) --*vma.resv;
+      if (in_file) ++k.cow_faults;
+      id = huge_anon_new(k, int8_t(&h - k.huge.hstates.data()));
+    }
   }
   // make_huge_pte(): writable for a shared writable VMA; a private page is mapped
   // writable only by a write fault (a read fault's is write-protected until hugetlb_wp).
