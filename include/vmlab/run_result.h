@@ -127,10 +127,20 @@ struct rmap_work {
 };
 
 // An op the kernel refused or that killed a process, reported as the kernel would.
+// What the host did with an op the live engine's run ended at (the sim leaves it empty).
+enum class host_answer : uint8_t {
+  none,          // a sim run
+  refused,       // the host refused it (whether or not the model had predicted so)
+  not_asked,     // the model refused it first; the host was not asked (an op it cannot undo)
+  carried_out,   // the model refused it, yet the host carried it out
+};
+const char* host_answer_name(host_answer a);  // "", "refused", "not asked", "carried out"
+
 struct op_failure {
   uint64_t op_index = 0;
   std::string op_text;   // the op, in trace syntax
   std::string error;     // e.g. "ENOMEM: out of memory (page-table page, zone Normal)"
+  host_answer host = host_answer::none;
 };
 
 // A remark an engine attaches to a result, as data: how a figure was measured, what the

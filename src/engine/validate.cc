@@ -67,6 +67,27 @@ void compare_slabs(const std::string& scenario, const sample& s, const sample& l
   }
 }
 
+// Where a run that ended early ended, and whether the host refused what the model refused
+// (a hugetlb fault with no free page, an mmap the pool cannot reserve): the op index each
+// engine stopped at, exact. A run that completed counts its ops.
+validate_case compare_run_end(const std::string& scenario, const run_result& sim, const run_result& live) {
+  auto ended = [](const run_result& r) { return double(r.failures.empty() ? r.ops_applied : r.failures[0].op_index); };
+  validate_case c = make_case(scenario, "ended_at_op", "run", 0, ended(sim), ended(live), 0, 0, "exact");
+  c.unit = "op";
+  if (live.failures.empty()) return c;
+  const op_failure& f = live.failures[0];
+  if (f.host == host_answer::not_asked) {
+    c.v = verdict::not_measurable;
+    c.why = "the model refused op " + std::to_string(f.op_index) + " first and the host was not asked: " + f.error;
+  } else if (f.host == host_answer::carried_out) {
+    c.v = verdict::fail;
+    c.why = "the model refused op " + std::to_string(f.op_index) + "; the host carried it out: " + f.error;
+  } else if (!sim.failures.empty() && c.v == verdict::ok) {
+    c.why = "both refused: " + f.error;
+  }
+  return c;
+}
+
 }  // namespace
 
 std::vector<validate_case> compare_results(const std::string& scenario, const run_result& sim, const run_result& live,
@@ -118,6 +139,7 @@ std::vector<validate_case> compare_results(const std::string& scenario, const ru
     out.push_back(pt);
     if (s.name == "end") compare_slabs(scenario, s, *l, tol, out);
   }
+  if (!sim.failures.empty() || !live.failures.empty()) out.push_back(compare_run_end(scenario, sim, live));
   return out;
 }
 

@@ -214,7 +214,11 @@ nlohmann::json to_json(const run_result& r) {
   if (has_peak_meminfo(r)) j["peak"]["meminfo"] = meminfo_json(r.peak.mi, true);
   if (!r.peak.slabs.empty()) j["peak"]["slabs"] = slabs_json(r.peak.slabs);
   j["failures"] = nlohmann::json::array();
-  for (const auto& f : r.failures) j["failures"].push_back({{"op_index", f.op_index}, {"op", f.op_text}, {"error", f.error}});
+  for (const auto& f : r.failures) {
+    nlohmann::json fj = {{"op_index", f.op_index}, {"op", f.op_text}, {"error", f.error}};
+    if (f.host != host_answer::none) fj["host"] = host_answer_name(f.host);
+    j["failures"].push_back(std::move(fj));
+  }
   if (!r.slabinfo_version.empty()) j["slabinfo_version"] = r.slabinfo_version;
   if (!r.vmpte_line) j["vmpte_line"] = false;
   if (!r.rmap.empty()) j["rmap"] = r.rmap;
@@ -293,6 +297,16 @@ result<std::string> format_slabinfo(const run_result& r) {
   for (const auto& fl : r.failures)
     out += fmt::format("# RUN ENDED EARLY at op {} `{}`: {}\n", fl.op_index, fl.op_text, fl.error);
   return out;
+}
+
+const char* host_answer_name(host_answer a) {
+  switch (a) {
+    case host_answer::none: return "";
+    case host_answer::refused: return "refused";
+    case host_answer::not_asked: return "not asked";
+    case host_answer::carried_out: return "carried out";
+  }
+  return "?";
 }
 
 const char* verdict_name(verdict v) {

@@ -57,6 +57,7 @@ std::string sanitize(const std::string& name) {
 }  // namespace
 
 std::string errno_text(int err) {
+  if (err == kErrSigbus) return "SIGBUS";
   const char* name = ::strerrorname_np(err);
   return std::string(name ? name : "errno " + std::to_string(err)) + ": " + std::strerror(err);
 }
@@ -387,7 +388,10 @@ status driver::touch_pages(uint32_t pid, uint64_t base, const std::vector<uint64
     c.count = static_cast<uint32_t>(std::min<size_t>(kPagesPerMessage, pages.size() - i));
     if (status s = send_cmd(it->second, c, pages.data() + i, c.count * sizeof(uint64_t), -1); !s.ok()) return s;
     if (status s = recv_reply(it->second, r); !s.ok()) return s;
-    if (r.err) return {};
+    if (r.err) {
+      if (r.err == kErrSigbus) r.value += int64_t(i);  // pages touched in earlier messages
+      return {};
+    }
   }
   return {};
 }

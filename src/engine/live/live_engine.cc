@@ -180,7 +180,7 @@ class live_run {
       status st = step(i, s_.ops[i]);
       // The kernel (the model, or the host's) refused the op: a finding, and the end of the run.
       if (st.code() == status_code::refused) {
-        r_.failures.push_back({i, format_op(s_, s_.ops[i]), st.message()});
+        r_.failures.push_back({i, format_op(s_, s_.ops[i]), st.message(), answer_});
         break;
       }
       if (!st.ok()) return st;
@@ -205,6 +205,7 @@ class live_run {
   }
 
   status step(size_t i, const op& o) {
+    answer_ = host_answer::refused;  // what a refusal from here on means, unless said otherwise
     if (frees_memory(o.kind) && grown_) {
       // Peaks: memory only falls at these ops, so a reading now catches every maximum.
       sample probe;
@@ -225,6 +226,10 @@ class live_run {
     if (o.kind == op_kind::mmap) return do_mmap(i, o);
     if (status st = apply_op(shadow_, o); !st.ok()) {
       if (st.code() != status_code::refused) return st;
+      // A fault the model answers with SIGBUS is safe to try: the worker catches it. The
+      // host's own answer goes beside the model's (the run ends here either way).
+      if (o.kind == op_kind::touch && st.message().rfind("SIGBUS", 0) == 0) return touch_expecting_sigbus(o, base, st);
+      answer_ = host_answer::not_asked;
       return status::refused(st.message() + " (predicted by the model; not attempted on the host)");
     }
 
@@ -256,15 +261,7 @@ class live_run {
         err = rep.err;
         break;
       case op_kind::touch:
-        grown_ = true;
-        if (o.pattern == touch_pattern::all || o.pattern == touch_pattern::stride) {
-          c.kind = cmd_kind::touch_range;
-          c.stride = o.pattern == touch_pattern::all ? 4096 : std::max<bytes>(o.stride, 1);
-          c.write = o.write;
-          st = d_.call(o.pid, c, rep);
-        } else {
-          st = d_.touch_pages(o.pid, base, touch_page_list(o), o.write, rep);
-        }
+        st = touch_on_host(o, base, rep);
         err = rep.err;
         break;
       case op_kind::phase: {
@@ -282,10 +279,38 @@ class live_run {
     return {};
   }
 
+  status touch_expecting_sigbus(const op& o, vaddr base, const status& model) {
+    reply rep;
+    status st = touch_on_host(o, base, rep);
+    if (!st.ok()) return host_error(st);
+    if (rep.err == kErrSigbus)
+      return status::refused(model.message() + " (the host: SIGBUS as well, after " + std::to_string(rep.value) +
+                             " of the op's touches)");
+    if (rep.err) return status::refused(model.message() + " (the host: " + errno_text(rep.err) + " instead)");
+    answer_ = host_answer::carried_out;
+    return status::refused(model.message() + " (the model's prediction; the host completed the touch without SIGBUS)");
+  }
+
+  // The worker's touch of op `o` (a touch op) at `base`.
+  status touch_on_host(const op& o, vaddr base, reply& rep) {
+    grown_ = true;
+    if (o.pattern == touch_pattern::all || o.pattern == touch_pattern::stride) {
+      command c;
+      c.addr = base + o.off;
+      c.len = o.len;
+      c.kind = cmd_kind::touch_range;
+      c.stride = o.pattern == touch_pattern::all ? 4096 : std::max<bytes>(o.stride, 1);
+      c.write = o.write;
+      return d_.call(o.pid, c, rep);
+    }
+    return d_.touch_pages(o.pid, base, touch_page_list(o), o.write, rep);
+  }
+
   status do_mmap(size_t i, const op& o) {
     auto a = shadow_.mmap(o);
     if (!a.ok()) {
       if (a.error().code() != status_code::refused) return a.error();
+      answer_ = host_answer::not_asked;
       return status::refused(a.error().message() + " (predicted by the model; not attempted on the host)");
     }
     command c;
@@ -300,6 +325,12 @@ class live_run {
       c.map_flags |= MAP_HUGETLB | int32_t(unsigned(__builtin_ctzll(size)) << MAP_HUGE_SHIFT);
     }
     c.advice = !o.has_hint ? cmd_advice::none : o.hint == advice::hugepage ? cmd_advice::hugepage : cmd_advice::nohugepage;
+    // The model's page cache holds 4 KiB pages. The host's may hold large folios (ext4
+    // and xfs grow them in readahead), and a PMD-sized one is mapped by a PMD whatever the
+    // THP policy (do_set_pmd), which the model does not do: VM_NOHUGEPAGE keeps the host's
+    // regular-file mappings on PTEs, as it keeps the model's (docs/decisions.md).
+    if (o.object >= 0 && s_.objects[size_t(o.object)].kind == object_kind::file && !o.has_hint)
+      c.advice = cmd_advice::nohugepage;
     c.fd = o.object < 0 ? -1 : d_.object_fd(o.object);
     c.off = o.object < 0 ? 0 : o.obj_off;
     reply rep;
@@ -681,9 +712,13 @@ class live_run {
                  "allocation; vmpte_max_proc is the largest vmpte_workload",
                  false});
     add_note(n, {note_id::pt_levels, "page-table pages per level are not observable on a live kernel", "", false});
-    add_note(n, {note_id::thp, "THP: the host runs with the profile's enabled/shmem_enabled; workers advise only what the op stream advises",
+    add_note(n, {note_id::thp,
+                 "THP: the host runs with the profile's enabled/shmem_enabled; workers advise what the op stream "
+                 "advises, and MADV_NOHUGEPAGE on regular-file mappings without advice",
                  "khugepaged is not stopped: a collapse during the run would show (the model has none); its default scan "
-                 "period (10 s) is longer than most runs",
+                 "period (10 s) is longer than most runs. Regular files: the model's page cache has 4 KiB pages, the "
+                 "host's can have PMD-sized folios that do_set_pmd maps with a PMD under any THP policy; "
+                 "MADV_NOHUGEPAGE keeps the host's file mappings on PTEs as the model's are",
                  false});
     if (others_max_.any())
       add_note(n, {note_id::others,
@@ -734,6 +769,7 @@ class live_run {
   others_change others_max_;  // the others' largest change at a sample
   uint64_t faults_exited_ = 0;
   bool grown_ = false;
+  host_answer answer_ = host_answer::refused;  // what the host did with the op step() refuses
   // Slab caches (issue 3).
   bool slabs_on_ = false;
   slab_reading slab_base_;              // the real run's baseline

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <csignal>
 #include <cstdint>
 
 #include <sys/types.h>
@@ -52,8 +53,13 @@ struct command {
   uint64_t off = 0;
 };
 
+// reply.err of a touch the host ended with SIGBUS (a hugetlb fault that found no free
+// huge page, a page beyond the end of a file): reply.value is how many pages it had
+// touched before. Negative, so no errno is mistaken for it.
+inline constexpr int32_t kErrSigbus = -SIGBUS;
+
 struct reply {
-  int32_t err = 0;     // 0, or the errno of the failing call
+  int32_t err = 0;     // 0, the errno of the failing call, or kErrSigbus
   int32_t kind = 0;    // 0 = ordinary reply, 1 = ready (a new worker's first message)
   int64_t value = 0;   // fork: the child's host pid; ready: the worker's own host pid
 };
