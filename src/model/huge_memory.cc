@@ -104,7 +104,7 @@ bool thp_alloc(kernel& k, mm_struct& mm, vm_area_struct& vma, pt_dir* d, uint32_
   thp_pmd_ref(k, id, +1);
   if (d->is_leaf(i)) {
     // Over the huge zero page: the deposited table stays (do_huge_zero_wp_pmd).
-    d->leaf_page[i] = id;
+    k.store.set_leaf_page(d, i, id);
     k.store.set_leaf_writable(d, i, true);
   } else {
     void* deposit = pt_alloc(k, mm, pte_level(k));

@@ -144,15 +144,18 @@ void unshareable(kernel& k, mm_struct& mm, const hstate& h, vaddr addr) {
   if (pt_dir* t = huge_pte_offset(k, mm, h, addr)) forget(k, t);
 }
 
-// One hugetlb fault at addr (hugetlb_fault -> hugetlb_no_page / hugetlb_wp).
-status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write) {
+// One hugetlb fault at addr (hugetlb_fault -> hugetlb_no_page / hugetlb_wp). `table`, if
+// not null, caches this mm's table of leaves for addr's window across the calls of one
+// range touch (null at first: found or allocated here, then kept).
+status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write, pt_dir** table = nullptr) {
   hstate& h = hstate_of(k, vma);
   const vaddr base = addr & ~(h.size() - 1);
   const uint32_t i = k.prof.paging.index(h.level, base);
   mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
   const uint64_t hidx = hindex(k, vma, base);
   const bytes pages = h.size() >> k.geo.shift;
-  if (pt_dir* d = huge_pte_offset(k, mm, h, base); d && d->is_leaf(i)) {
+  pt_dir* cached = table ? *table : nullptr;
+  if (pt_dir* d = cached ? cached : huge_pte_offset(k, mm, h, base); d && d->is_leaf(i)) {
     // Present. A write to a read-only private page: reuse it if it is this mm's alone,
     // else copy it (hugetlb_wp).
     if (!write || d->leaf_writable(i) || vma.shared) return {};
@@ -170,7 +173,7 @@ status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, 
       if (reserved) --*vma.resv;
       ++k.cow_faults;
       if (id) --k.huge.anons[id].entire;
-      d->leaf_page[i] = huge_anon_new(k, int8_t(&h - k.huge.hstates.data()));
+      k.store.set_leaf_page(d, i, huge_anon_new(k, int8_t(&h - k.huge.hstates.data())));
     }
     k.store.set_leaf_writable(d, i, true);
     return {};
@@ -179,8 +182,9 @@ status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, 
   ++k.faults;
   ++mm.min_flt;
   bool oom = false;
-  pt_dir* d = huge_pte_alloc(k, mm, vma, h, base, &oom);
+  pt_dir* d = cached ? cached : huge_pte_alloc(k, mm, vma, h, base, &oom);
   if (!d) return oom_status(k, "a page-table page (hugetlb)", gfp_zone::kernel);
+  if (table) *table = d;
   // Attached to a shared PMD table that maps the page already: nothing more to do (and,
   // as huge_pmd_share never calls hugetlb_count_add, nothing for HugetlbPages).
   if (d->is_leaf(i)) return {};
@@ -280,8 +284,9 @@ status hugetlb_reserve(kernel& k, vm_area_struct& vma) {
   if (vma.shared) {
     // region_chg(): the file's pages in range that are neither allocated nor reserved.
     chg = 0;
-    for (uint64_t x = first; x < first + n; ++x)
-      chg += !mem_object::test_bit(obj.hpage, x) && !mem_object::test_bit(obj.hpage_resv, x);
+    for_each_bit_word(first, n, [&](uint64_t w, uint64_t m) {
+      chg += uint64_t(popcount64(m & ~mem_object::word_of(obj.hpage, w) & ~mem_object::word_of(obj.hpage_resv, w)));
+    });
   }
   // hugetlb_acct_memory(): the unreserved free pages, topped up with surplus pages.
   while (h.free - h.resv < chg && alloc_surplus(k, h)) {
@@ -293,8 +298,8 @@ status hugetlb_reserve(kernel& k, vm_area_struct& vma) {
         size_text(h.size()), chg, h.free, h.resv, h.nr, h.max_surplus));
   h.resv += chg;
   if (vma.shared) {
-    for (uint64_t x = first; x < first + n; ++x)
-      if (!mem_object::test_bit(obj.hpage, x)) mem_object::put_bit(obj.hpage_resv, x, true);
+    if (obj.hpage_resv.size() < (first + n + 63) / 64) obj.hpage_resv.resize((first + n + 63) / 64, 0);
+    for_each_bit_word(first, n, [&](uint64_t w, uint64_t m) { obj.hpage_resv[w] |= m & ~mem_object::word_of(obj.hpage, w); });
   } else {
     vma.resv = std::make_shared<uint64_t>(chg);
   }
@@ -310,9 +315,34 @@ void hugetlb_unreserve(kernel& k, vm_area_struct& vma) {
 
 status hugetlb_fault_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, vaddr end, bytes stride,
                            bool write) {
-  const bytes hsize = hstate_of(k, vma).size();
+  const hstate& h = hstate_of(k, vma);
+  const bytes hsize = h.size();
   if (stride < hsize) stride = hsize;  // one fault per huge page, whatever the access pattern inside it
   for (vaddr a = start; a < end;) {
+    if (stride == hsize) {
+      // Every huge page of the range: skip the part of this table already mapped (as this
+      // access needs it), which takes no fault. A process attached to a populated shared
+      // PMD table passes over its 512 pages here at once.
+      const uint64_t table = k.prof.paging.at(h.level).table_span();
+      const vaddr table_end = std::min<vaddr>((a & ~(table - 1)) + table, end);
+      const vaddr last = table_end - 1;
+      const bool need_write = write && !vma.shared;
+      const uint32_t end_slot = k.prof.paging.index(h.level, last) + 1;
+      pt_dir* t = huge_pte_offset(k, mm, h, a);
+      if (!t || !t->all_leaves(k.prof.paging.index(h.level, a), end_slot, need_write)) {
+        // Fault the missing pages of this table, with one walk for all of them; stop when
+        // the rest is mapped (an attach to a shared table maps it all at once).
+        for (; a < table_end; a += hsize) {
+          const uint32_t i = k.prof.paging.index(h.level, a);
+          if (t && t->is_leaf(i) && (!need_write || t->leaf_writable(i))) continue;
+          const bool attach = !t;  // this fault finds (or shares) the table
+          if (status s = hugetlb_fault(k, mm, vma, a, write, &t); !s.ok()) return s;
+          if (attach && t->all_leaves(i + 1, end_slot, need_write)) break;
+        }
+      }
+      a = start + div_round_up(table_end - start, stride) * stride;
+      continue;
+    }
     if (status s = hugetlb_fault(k, mm, vma, a, write); !s.ok()) return s;
     // The next touched address in another huge page.
     const vaddr next_page = (a & ~(hsize - 1)) + hsize;
@@ -325,14 +355,22 @@ status hugetlb_fault_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr 
 void hugetlb_zap(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start, vaddr end) {
   hstate& h = hstate_of(k, vma);
   const bytes pages = h.size() >> k.geo.shift;
+  const uint64_t table = k.prof.paging.at(h.level).table_span();
+  pt_dir* d = nullptr;
+  vaddr d_end = 0;  // d is the table of leaves for [d_end - table, d_end)
   for (vaddr a = start & ~(h.size() - 1); a < end; a += h.size()) {
-    if (is_pmd_level(k, h) && huge_pmd_unshare(k, mm, h, a)) {
-      // The whole window goes at once for this mm (the VMA covered it: it was shared).
-      const uint64_t window = k.prof.paging.at(h.level - 1).span();
-      a = (a & ~(window - 1)) + window - h.size();
-      continue;
+    if (a >= d_end) {
+      // A new table's range: one unshare check and one walk for all its pages.
+      if (is_pmd_level(k, h) && huge_pmd_unshare(k, mm, h, a)) {
+        // The whole window goes at once for this mm (the VMA covered it: it was shared).
+        const uint64_t window = k.prof.paging.at(h.level - 1).span();
+        a = (a & ~(window - 1)) + window - h.size();
+        d_end = 0;
+        continue;
+      }
+      d = huge_pte_offset(k, mm, h, a);
+      d_end = (a & ~(table - 1)) + table;
     }
-    pt_dir* d = huge_pte_offset(k, mm, h, a);
     if (!d) continue;
     const uint32_t i = k.prof.paging.index(h.level, a);
     if (!d->is_leaf(i)) continue;

@@ -63,6 +63,7 @@ struct mem_object {
   [[nodiscard]] static bool test_bit(const std::vector<uint64_t>& v, uint64_t i) {
     return i / 64 < v.size() && (v[i / 64] >> (i & 63)) & 1;
   }
+  [[nodiscard]] static uint64_t word_of(const std::vector<uint64_t>& v, uint64_t w) { return w < v.size() ? v[w] : 0; }
   static void put_bit(std::vector<uint64_t>& v, uint64_t i, bool on) {
     if (i / 64 >= v.size()) v.resize(i / 64 + 1, 0);
     if (on) v[i / 64] |= uint64_t{1} << (i & 63);

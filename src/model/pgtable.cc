@@ -60,7 +60,8 @@ pt_dir* pt_store::new_dir(uint32_t entries) {
 
 void pt_store::free_dir(pt_dir* d) {
   host_bytes_ -= sizeof(pt_dir) + d->entries * sizeof(void*);
-  if (d->leaf) host_bytes_ -= 2 * ((d->entries + 63) / 64) * sizeof(uint64_t) + d->entries * sizeof(uint32_t);
+  if (d->leaf) host_bytes_ -= 2 * ((d->entries + 63) / 64) * sizeof(uint64_t);
+  if (d->leaf_page) host_bytes_ -= d->entries * sizeof(uint32_t);
   delete[] d->slot;
   delete[] d->leaf;
   delete[] d->leaf_write;
@@ -72,14 +73,22 @@ void pt_store::set_leaf(pt_dir* d, uint32_t i, void* deposit, bool writable, uin
   if (!d->leaf) {
     d->leaf = new_bits(d->entries);
     d->leaf_write = new_bits(d->entries);
-    d->leaf_page = new uint32_t[d->entries]();
-    host_bytes_ += 2 * ((d->entries + 63) / 64) * sizeof(uint64_t) + d->entries * sizeof(uint32_t);
+    host_bytes_ += 2 * ((d->entries + 63) / 64) * sizeof(uint64_t);
   }
   d->slot[i] = deposit;
   ++d->nr_used;
   ++d->nr_leaves;
   d->leaf[i >> 6] |= uint64_t{1} << (i & 63);
   set_leaf_writable(d, i, writable);
+  set_leaf_page(d, i, page);
+}
+
+void pt_store::set_leaf_page(pt_dir* d, uint32_t i, uint32_t page) {
+  if (!d->leaf_page) {
+    if (!page) return;  // object pages only (hugetlb shared, shmem THP): no array
+    d->leaf_page = new uint32_t[d->entries]();
+    host_bytes_ += d->entries * sizeof(uint32_t);
+  }
   d->leaf_page[i] = page;
 }
 
@@ -90,7 +99,7 @@ void* pt_store::clear_leaf(pt_dir* d, uint32_t i) {
   --d->nr_leaves;
   d->leaf[i >> 6] &= ~(uint64_t{1} << (i & 63));
   d->leaf_write[i >> 6] &= ~(uint64_t{1} << (i & 63));
-  d->leaf_page[i] = 0;
+  if (d->leaf_page) d->leaf_page[i] = 0;
   return deposit;
 }
 

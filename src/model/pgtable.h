@@ -30,11 +30,25 @@
 //  4. A leaf slot is non-null; leaf_write and leaf_page are set only on leaf slots.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 namespace vmlab {
+
+inline int popcount64(uint64_t v) { return __builtin_popcountll(v); }
+
+// Calls fn(w, mask) for each 64-bit word w of a bitmap that bits [first, first + n) touch,
+// mask selecting those bits of it.
+template <class F>
+void for_each_bit_word(uint64_t first, uint64_t n, F&& fn) {
+  for (uint64_t i = first, end = first + n; i < end;) {
+    const uint64_t lo = i & 63, k = std::min<uint64_t>(64 - lo, end - i);
+    fn(i >> 6, (k == 64 ? ~uint64_t{0} : ((uint64_t{1} << k) - 1)) << lo);
+    i += k;
+  }
+}
 
 inline constexpr int kMaxPteWords = 16;  // 1024 entries (i386 2-level)
 
@@ -70,6 +84,16 @@ struct pt_dir {
   [[nodiscard]] bool is_leaf(uint32_t i) const { return leaf && (leaf[i >> 6] >> (i & 63)) & 1; }
   [[nodiscard]] bool leaf_writable(uint32_t i) const { return leaf_write && (leaf_write[i >> 6] >> (i & 63)) & 1; }
   [[nodiscard]] uint32_t page_of(uint32_t i) const { return leaf_page ? leaf_page[i] : 0; }
+  // Whether slots [first, last) are all leaves (and, with `writable`, all writable ones):
+  // a word at a time, for range touches of memory already mapped.
+  [[nodiscard]] bool all_leaves(uint32_t first, uint32_t last, bool writable) const {
+    if (!leaf) return first >= last;
+    bool all = true;
+    for_each_bit_word(first, last - first, [&](uint64_t w, uint64_t m) {
+      all = all && (leaf[w] & m) == m && (!writable || (leaf_write[w] & m) == m);
+    });
+    return all;
+  }
 };
 
 // The slot value of a leaf with no deposited table.
@@ -96,6 +120,7 @@ class pt_store {
   void set_leaf(pt_dir* d, uint32_t i, void* deposit, bool writable, uint32_t page);
   void* clear_leaf(pt_dir* d, uint32_t i);
   void set_leaf_writable(pt_dir* d, uint32_t i, bool writable);
+  void set_leaf_page(pt_dir* d, uint32_t i, uint32_t page);  // the huge anonymous page leaf i maps
 
   // Bitmap helpers: make `t->present` a private, writable copy (from null or full).
   void own_present(pte_table* t);
@@ -117,7 +142,5 @@ class pt_store {
   std::vector<void*> chunks_;
   size_t host_bytes_ = 0;
 };
-
-inline int popcount64(uint64_t v) { return __builtin_popcountll(v); }
 
 }  // namespace vmlab
