@@ -11,11 +11,13 @@ namespace vmlab::cli {
 action add_run(CLI::App& app) {
   struct opts {
     std::string scenario, trace, engine = "sim", max_memory;
+    std::vector<std::string> settings;
     bool json = false, check = false, slabinfo = false, verbose = false, no_wait = false;
   };
   auto o = std::make_shared<opts>();
   app.add_option("scenario", o->scenario, "Scenario file or built-in name (e.g. validate/anon-64m)");
   app.add_option("--trace", o->trace, "Replay a trace file instead of a scenario");
+  add_set_option(app, o->settings);
   app.add_option("--engine", o->engine, "sim (the model) or live (real processes on this host)")
       ->check(CLI::IsMember({"sim", "live"}));
   CLI::Option* json = app.add_flag("--json", o->json, "Print the whole RunResult as JSON");
@@ -30,7 +32,7 @@ action add_run(CLI::App& app) {
   return [o]() -> int {
     if (o->scenario.empty() == o->trace.empty())
       return report_error(status::invalid_argument("give exactly one of SCENARIO or --trace FILE"));
-    auto in = load_input(o->trace.empty() ? o->scenario : o->trace, !o->trace.empty());
+    auto in = load_input(o->trace.empty() ? o->scenario : o->trace, !o->trace.empty(), o->settings);
     if (!in.ok()) return report_error(in.error());
     result<run_result> r = status::invalid_argument("unreachable");
     if (o->engine == "sim") {

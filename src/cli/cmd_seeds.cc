@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "engine/engine.h"
+#include "report/compare.h"
 #include "report/seeds.h"
 
 namespace vmlab::cli {
@@ -44,22 +45,32 @@ action add_seeds(CLI::App& app) {
     }
     if (figs.empty()) return report_error(status::invalid_argument("unknown seed '" + o->name + "' (known: " + known + ")"));
 
-    std::map<std::string_view, run_result> runs;  // each scenario runs once
+    // Each scenario variant runs once.
+    std::map<std::pair<std::string_view, std::string_view>, run_result> runs;
+    auto run_of = [&](std::string_view scenario, std::string_view settings) -> result<const run_result*> {
+      auto it = runs.find({scenario, settings});
+      if (it != runs.end()) return &it->second;
+      auto in = load_input(std::string(scenario), false, split_settings(settings));
+      if (!in.ok()) return in.error();
+      auto r = run_sim(in.value());
+      if (!r.ok()) return r.error();
+      const std::string what = std::string(scenario) + (settings.empty() ? "" : " [" + std::string(settings) + "]");
+      if (!o->json) std::cerr << fmt::format("{}: sim {:.1f} s\n", what, r->wall_seconds);
+      for (const auto& fl : r->failures)
+        std::cerr << fmt::format("{}: the run ended early at op {} `{}`: {}\n", what, fl.op_index, fl.op_text, fl.error);
+      return &runs.emplace(std::make_pair(scenario, settings), std::move(r.value())).first->second;
+    };
     std::vector<seed_check> checks;
     for (const seed_figure* f : figs) {
-      auto it = runs.find(f->scenario);
-      if (it == runs.end()) {
-        auto in = load_input(std::string(f->scenario), false);
-        if (!in.ok()) return report_error(in.error());
-        auto r = run_sim(in.value());
-        if (!r.ok()) return report_error(r.error());
-        if (!o->json) std::cerr << fmt::format("{}: sim {:.1f} s\n", f->scenario, r->wall_seconds);
-        for (const auto& fl : r->failures)
-          std::cerr << fmt::format("{}: the run ended early at op {} `{}`: {}\n", f->scenario, fl.op_index, fl.op_text,
-                                   fl.error);
-        it = runs.emplace(f->scenario, std::move(r.value())).first;
+      auto r = run_of(f->scenario, f->settings);
+      if (!r.ok()) return report_error(r.error());
+      const run_result* minus = nullptr;
+      if (f->difference) {
+        auto m = run_of(f->scenario, f->minus);
+        if (!m.ok()) return report_error(m.error());
+        minus = m.value();
       }
-      checks.push_back(check_seed_figure(*f, it->second));
+      checks.push_back(check_seed_figure(*f, *r.value(), minus));
     }
     if (o->json)
       std::cout << seeds_json(checks).dump(2) << "\n";

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "vmlab/op.h"
 #include "vmlab/status.h"
@@ -19,14 +20,19 @@ action add_validate(CLI::App& app);
 action add_profiles(CLI::App& app);
 action add_scenarios(CLI::App& app);
 action add_seeds(CLI::App& app);
+action add_compare(CLI::App& app);
 action add_cleanup(CLI::App& app);
 
 // Prints "vmlab: error: ..." (with file:line:col and a caret when known); returns the
 // exit status the status calls for.
 int report_error(const status& s);
 
-// A scenario (path or built-in name) or, with as_trace, a trace file.
-result<op_stream> load_input(const std::string& what, bool as_trace);
+// A scenario (path or built-in name) with `settings` (--set PATH=VALUE, see
+// load_scenario) or, with as_trace, a trace file (no settings).
+result<op_stream> load_input(const std::string& what, bool as_trace, const std::vector<std::string>& settings = {});
+
+// Registers --set on a subcommand that reads scenarios.
+void add_set_option(CLI::App& app, std::vector<std::string>& settings);
 
 // "vmlab: <message>" on stderr: what a live run tells the user while it goes on.
 void say_to_stderr(const std::string& message);

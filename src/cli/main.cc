@@ -14,8 +14,19 @@ int report_error(const status& s) {
   return s.exit_code();
 }
 
-result<op_stream> load_input(const std::string& what, bool as_trace) {
-  return as_trace ? load_trace(what) : load_scenario(what);
+result<op_stream> load_input(const std::string& what, bool as_trace, const std::vector<std::string>& settings) {
+  if (as_trace && !settings.empty())
+    return status::invalid_argument("--set changes a scenario before it is read; a trace has no such settings");
+  return as_trace ? load_trace(what) : load_scenario(what, settings);
+}
+
+void add_set_option(CLI::App& app, std::vector<std::string>& settings) {
+  app.add_option("--set", settings,
+                 "Change the scenario before it runs, PATH=VALUE (repeatable): e.g. object.pool.kind=hugetlb, "
+                 "group.db.count=200, kernel.profile=linux-2.6.15, kernel.overrides.thp_enabled=always, "
+                 "machine.hugepages={\"2MiB\"=8192}")
+      ->allow_extra_args(false)
+      ->take_all();
 }
 
 void say_to_stderr(const std::string& message) { std::cerr << "vmlab: " << message << "\n"; }
@@ -39,6 +50,7 @@ const command kCommands[] = {
     {"run", "Run a scenario (or a trace) on the sim or the live engine and print what the kernel would report", add_run},
     {"validate", "Run scenarios on both engines and compare the page-table figures", add_validate},
     {"seeds", "Reproduce the seeds' published figures (built-in seed scenarios, sim engine)", add_seeds},
+    {"compare", "Run variants of a scenario (huge pages, another kernel, more processes) and print their figures side by side", add_compare},
     {"trace", "Write a scenario's op stream as a trace file", add_trace},
     {"profiles", "List the kernel profiles and what each counts", add_profiles},
     {"scenarios", "List the built-in scenarios", add_scenarios},

@@ -31,6 +31,13 @@ struct seed_figure {
   // vmlab's value, or nullopt when the result does not carry the figure (e.g. no
   // pte_chain cache: the profile has no such rmap).
   std::optional<double> (*extract)(const run_result&) = nullptr;
+  // The scenario's variant this figure is measured on: settings as `vmlab compare
+  // --variant` and --set take them ("PATH=VALUE; PATH=VALUE"; "" = as written).
+  std::string_view settings;
+  // A saving between two variants: vmlab's value is extract(the run with `settings`) -
+  // extract(the run with `minus`), when `difference` is set.
+  bool difference = false;
+  std::string_view minus;
 };
 
 // Every figure of every seed, by seed and then in the order the seed states them.
@@ -45,10 +52,11 @@ struct seed_check {
   bool ok = false;         // completed, a value, and |rel_error| <= tolerance
 };
 
-seed_check check_seed_figure(const seed_figure& f, const run_result& r);
+// `minus`: the run of f.minus, for a difference figure (else unused).
+seed_check check_seed_figure(const seed_figure& f, const run_result& r, const run_result* minus = nullptr);
 
 // {"figures":[{"seed","metric","paper","vmlab","rel_error","unit","tolerance","scenario",
-// "note","ok"}, ...]}; vmlab and rel_error are null when the result lacks the figure.
+// "settings","note","ok"}, ...]}; vmlab and rel_error are null when the result lacks the figure.
 nlohmann::json seeds_json(const std::vector<seed_check>& checks);
 // One line per figure, then "N figures, M outside tolerance".
 std::string format_seeds_table(const std::vector<seed_check>& checks);

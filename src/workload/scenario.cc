@@ -49,7 +49,22 @@ class source_text {
     if (p.line >= 1 && p.line <= lines_.size()) l.text = lines_[p.line - 1];
     return l;
   }
-  [[nodiscard]] source_location loc(const toml::source_region& r) const { return loc(r.begin); }
+  [[nodiscard]] source_location loc(const toml::source_region& r) const {
+    // A value a --set put there: its place in the setting (setting_value() parsed it as
+    // the document "v = VALUE" named after the setting).
+    if (r.path && *r.path != file_ && r.path->rfind(kSetPrefix, 0) == 0) {
+      const std::string setting = r.path->substr(kSetPrefix.size());
+      source_location l;
+      l.file = "--set " + setting;
+      l.line = 1;
+      // Column 0: a key the setting added (its path, at column 1); else a value.
+      l.column = r.begin.column == 0 ? 1 : uint32_t(setting.find('=') + 1) + (r.begin.column > 4 ? r.begin.column - 4 : 1);
+      l.text = setting;
+      return l;
+    }
+    return loc(r.begin);
+  }
+  static constexpr std::string_view kSetPrefix = "\x01set:";
   [[nodiscard]] const std::string& file() const { return file_; }
 
  private:
@@ -653,7 +668,99 @@ std::string stem_of(const std::string& path) {
   return n;
 }
 
-result<op_stream> parse_named(std::string_view text, const std::string& file, const std::string& default_name) {
+// ---------------------------------------------------------------------------------------
+// Settings (--set PATH=VALUE): changes to the TOML document before it is read, so that
+// every rule of the reader applies to them as to the file.
+
+status setting_error(const std::string& setting, std::string msg) {
+  source_location l;
+  l.file = "--set " + setting;
+  l.line = 1;
+  l.column = 1;
+  l.text = setting;
+  return error_at(l, std::move(msg));
+}
+
+// The path's keys: split at dots outside double quotes, quotes removed.
+std::vector<std::string> setting_path(std::string_view path) {
+  std::vector<std::string> keys(1);
+  bool quoted = false;
+  for (char c : path) {
+    if (c == '"') quoted = !quoted;
+    else if (c == '.' && !quoted) keys.emplace_back();
+    else keys.back() += c;
+  }
+  return keys;
+}
+
+status apply_setting(toml::table& root, const std::string& setting) {
+  const size_t eq = setting.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return setting_error(setting, "a setting is PATH=VALUE (e.g. object.pool.kind=hugetlb, group.db.count=200), not '" +
+                                      setting + "'");
+  const std::vector<std::string> keys = setting_path(std::string_view(setting).substr(0, eq));
+  const std::string value = setting.substr(eq + 1);
+  toml::node* at = &root;
+  std::string where;  // the path so far, for messages
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::string& key = keys[i];
+    if (key.empty()) return setting_error(setting, "empty key in the path '" + setting.substr(0, eq) + "'");
+    const bool last = i + 1 == keys.size();
+    if (toml::array* arr = at->as_array()) {
+      // An array of tables ([[object]], [[group]], a group's map): the element named `key`.
+      toml::node* found = nullptr;
+      std::string names;
+      for (auto& e : *arr) {
+        const toml::table* t = e.as_table();
+        const std::string name = t ? t->get("name") && t->get("name")->is_string() ? **t->get("name")->as_string() : "" : "";
+        names += (names.empty() ? "" : ", ") + name;
+        if (t && name == key) found = &e;
+      }
+      if (!found)
+        return setting_error(setting, "'" + where + "' has no element named '" + key + "' (it has: " +
+                                          (names.empty() ? "none" : names) + ")");
+      if (last) return setting_error(setting, "'" + where + "." + key + "' is a whole element: set one of its keys");
+      at = found;
+    } else if (toml::table* t = at->as_table()) {
+      if (last) {
+        // A value: TOML if it parses as TOML, else the text as a string (parsed as one, so
+        // that the reader's errors can point into the setting).
+        const std::string doc_name = std::string(source_text::kSetPrefix) + setting;
+        toml::table doc;
+        try {
+          doc = toml::parse("v = " + value, doc_name);
+        } catch (const toml::parse_error&) {
+          std::string quoted = "\"";
+          for (char c : value) {
+            if (c == '"' || c == '\\') quoted += '\\';
+            quoted += c;
+          }
+          try {
+            doc = toml::parse("v = " + quoted + "\"", doc_name);
+          } catch (const toml::parse_error& e) {
+            return setting_error(setting, "cannot read the value '" + value + "': " + std::string(e.description()));
+          }
+        }
+        toml::source_region key_at;  // for "unknown key" errors: the setting's path
+        key_at.begin = {1, 0};
+        key_at.end = {1, 0};
+        key_at.path = std::make_shared<const std::string>(doc_name);
+        t->insert_or_assign(toml::key(key, std::move(key_at)), std::move(*doc.get("v")));
+        return {};
+      }
+      toml::node* next = t->get(key);
+      if (!next) next = &t->insert_or_assign(key, toml::table{}).first->second;  // e.g. [kernel.overrides]
+      at = next;
+    } else {
+      return setting_error(setting, "'" + where + "' is a value, not a table: it has no key '" + key + "'");
+    }
+    where += (where.empty() ? "" : ".") + key;
+  }
+  return {};
+}
+
+result<op_stream> parse_named(std::string_view text, const std::string& file, const std::string& default_name,
+                              const std::vector<std::string>& settings = {}) {
   try {
     source_text src(file, text);
     toml::table root;
@@ -662,6 +769,8 @@ result<op_stream> parse_named(std::string_view text, const std::string& file, co
     } catch (const toml::parse_error& e) {
       return error_at(src.loc(e.source().begin), "TOML syntax error: " + std::string(e.description()));
     }
+    for (const std::string& s : settings)
+      if (status st = apply_setting(root, s); !st.ok()) return st;
     result<scenario_spec> sc = read_scenario(src, root, default_name);
     if (!sc.ok()) return sc.error();
     return generate(*sc);
@@ -672,22 +781,22 @@ result<op_stream> parse_named(std::string_view text, const std::string& file, co
 
 }  // namespace
 
-result<op_stream> parse_scenario(std::string_view text, const std::string& name) {
-  return parse_named(text, name, stem_of(name));
+result<op_stream> parse_scenario(std::string_view text, const std::string& name, const std::vector<std::string>& settings) {
+  return parse_named(text, name, stem_of(name), settings);
 }
 
-result<op_stream> load_scenario(const std::string& name_or_path) {
+result<op_stream> load_scenario(const std::string& name_or_path, const std::vector<std::string>& settings) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(name_or_path, ec)) {
     std::ifstream in(name_or_path, std::ios::binary);
     std::ostringstream buf;
     buf << in.rdbuf();
     if (!in && !in.eof()) return status::io_error("cannot read scenario file '" + name_or_path + "'");
-    return parse_named(buf.str(), name_or_path, stem_of(name_or_path));
+    return parse_named(buf.str(), name_or_path, stem_of(name_or_path), settings);
   }
   if (const builtin_scenario* b = find_builtin(name_or_path)) {
     const std::string name(b->name);
-    return parse_named(b->text, "scenarios/" + name + ".toml", name);
+    return parse_named(b->text, "scenarios/" + name + ".toml", name, settings);
   }
   std::string known;
   for (const auto& b : builtin_scenarios()) known += (known.empty() ? "" : ", ") + std::string(b.name);

@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -80,7 +81,7 @@ TEST_F(CliSeeds, UnknownSeedIsExit2) {
     const auto r = run_vmlab({"seeds", name});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_EQ(r.out, "");
-    EXPECT_EQ(r.err, "vmlab: error: unknown seed '" + name + "' (known: 000)\n");
+    EXPECT_EQ(r.err, "vmlab: error: unknown seed '" + name + "' (known: 000, 001)\n");
   }
   const auto extra = run_vmlab({"seeds", "000", "001"});
   EXPECT_EQ(extra.exit_code, 2);
@@ -109,7 +110,9 @@ TEST_F(CliSeeds, JsonShape) {
     all_ok &= f.at("ok").get<bool>();
   }
   EXPECT_EQ(metrics, (std::vector<std::string>{"ReverseMaps_max", "pte_chain_active_objs_max", "pte_chain_bytes_max",
-                                               "pte_chain_slabs_max", "pte_chain_slab_bytes_max"}));
+                                               "pte_chain_slabs_max", "pte_chain_slab_bytes_max", "pte_chain_max_4KiB",
+                                               "pte_chain_max_huge", "PageTables_max_4KiB", "PageTables_max_huge",
+                                               "lowmem_saved"}));
   // The exit status follows the figures.
   EXPECT_EQ(r.exit_code, all_ok ? 0 : 1);
 }
@@ -121,10 +124,12 @@ TEST_F(CliSeeds, Seed000WithinTolerance) {
   ASSERT_TRUE(j.is_object() && j.contains("figures"));
   std::map<std::string, json> by_metric;
   for (const auto& f : j.at("figures")) {
-    EXPECT_EQ(f.at("seed"), "000");
+    if (f.at("seed") != "000") continue;
     EXPECT_EQ(f.at("scenario"), "seeds/rmap-dss");
+    EXPECT_EQ(f.at("settings"), "");
     by_metric[f.at("metric")] = f;
   }
+  EXPECT_EQ(by_metric.size(), 5u);
   // The published values, as the seed states them.
   const std::map<std::string, std::pair<double, double>> paper = {
       {"ReverseMaps_max", {22817885, 0.05}},
@@ -153,8 +158,54 @@ TEST_F(CliSeeds, Seed000WithinTolerance) {
     EXPECT_EQ(f.at("ok"), true);
   }
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  // Keep the seed check fast: one simulation of seed 000 (Release: about a second).
+  // Keep the seed check fast: one simulation of seed 000 and two of seed 001 (Release:
+  // about three seconds).
   EXPECT_LT(r.seconds, 30.0);
+}
+
+// Seed 001's scenario (seeds/hugetlb-dss, docs/seeds.md): 54 agents; each maps the 2720 MiB
+// pool (680 PTE pages with 4 KiB pages, none with huge pages), 69 MiB of other shared
+// memory at a 4 MiB boundary (17,664 pages, 18 PTE pages) and writes one page per 4 MiB of
+// a 108 MiB private area (27 PTE pages). A page mapped by 54 agents has ceil(54 / 7) = 8
+// chains of 32 bytes; a hugetlb page none; a private page is PageDirect.
+constexpr uint64_t kAgents001 = 54;
+constexpr uint64_t kRestPtePages = 18 + 27;
+constexpr double kChainBytesPerPage = 8 * 32;
+constexpr double kPte4k = double(kAgents001 * (680 + kRestPtePages) * 4096);  // 160,358,400
+constexpr double kPteHuge = double(kAgents001 * kRestPtePages * 4096);        // 9,953,280
+constexpr double kChains4k = double(kPoolPages + 17'664) * kChainBytesPerPage;  // 182,779,904
+constexpr double kChainsHuge = 17'664 * kChainBytesPerPage;                    // 4,521,984
+
+TEST_F(CliSeeds, Seed001WithinTolerance) {
+  SKIP_HEAVY_SIM_RUN();
+  const cli_result& r = json_run();
+  const json j = parse_json(r.out);
+  ASSERT_TRUE(j.is_object() && j.contains("figures"));
+  const double mib = 1024.0 * 1024.0;
+  const std::string pool_4k = "object.bufferpool.kind=shm; machine.hugepages={}";
+  // metric -> published (the post's MB are MiB, as seed 000's), vmlab by the inference, settings
+  const std::map<std::string, std::tuple<double, double, std::string>> want = {
+      {"pte_chain_max_4KiB", {182.4 * mib, kChains4k, pool_4k}},
+      {"pte_chain_max_huge", {4.3 * mib, kChainsHuge, ""}},
+      {"PageTables_max_4KiB", {153.7 * mib, kPte4k, pool_4k}},
+      {"PageTables_max_huge", {9.5 * mib, kPteHuge, ""}},
+      {"lowmem_saved", {322 * mib, kChains4k + kPte4k - kChainsHuge - kPteHuge, pool_4k}}};
+  size_t seen = 0;
+  for (const auto& f : j.at("figures")) {
+    if (f.at("seed") != "001") continue;
+    const std::string metric = f.at("metric");
+    SCOPED_TRACE(metric);
+    ASSERT_TRUE(want.count(metric));
+    const auto& [paper, vmlab, settings] = want.at(metric);
+    ++seen;
+    EXPECT_EQ(f.at("scenario"), "seeds/hugetlb-dss");
+    EXPECT_EQ(f.at("settings"), settings);
+    EXPECT_DOUBLE_EQ(f.at("paper").get<double>(), paper);
+    EXPECT_EQ(f.at("vmlab").get<double>(), vmlab);
+    EXPECT_EQ(f.at("tolerance").get<double>(), 0.05);
+    EXPECT_EQ(f.at("ok"), true);
+  }
+  EXPECT_EQ(seen, want.size());
 }
 
 TEST_F(CliSeeds, TableListsEveryFigure) {
