@@ -1,6 +1,8 @@
 // libFuzzer target: the invariant oracle. The input is decoded into a small, valid op
 // stream (a machine and kernel profile, a few objects, then spawn/fork/exit/mmap/munmap/
-// mprotect/madvise/touch/phase on up to 8 pids and 6 mapping names) and run through
+// mprotect/madvise/touch/phase on up to 8 pids and 6 mapping names; hugetlb pools,
+// objects and MAP_HUGETLB mappings, THP policies, advice and fragmentation where the
+// profile has them) and run through
 // run_sim with check_invariants() after every op. A status_code::check_failed — the
 // incremental counters disagreeing with a from-scratch recount — aborts with the trace.
 //
@@ -38,8 +40,11 @@ constexpr uint32_t kMaps = 6;
 constexpr size_t kMaxOps = 48;
 constexpr uint64_t kPageBudget = 64 * 1024;
 
-const std::array<const char*, 4> kProfiles = {"linux-6.18", "linux-2.6.15-x86_64", "linux-2.6.15", "linux-2.5.26"};
-const std::array<std::pair<const char*, const char*>, 16> kOverrides = {{
+const std::array<const char*, 5> kProfiles = {"linux-6.18", "linux-2.6.15-x86_64", "linux-2.6.15", "linux-2.5.26",
+                                              "linux-2.5.43-mm2"};
+const std::array<std::pair<const char*, const char*>, 22> kOverrides = {{
+    {"thp_enabled", "always"}, {"thp_enabled", "never"}, {"shmem_enabled", "always"}, {"shmem_enabled", "advise"},
+    {"shmem_enabled", "within_size"}, {"hugetlb_pmd_share", "false"},
     {"pti", "true"}, {"pti", "false"}, {"pt_reclaim", "true"}, {"pt_reclaim", "false"},
     {"fault_around_bytes", "0"}, {"fault_around_bytes", "65536"}, {"fork_skips_shared", "false"},
     {"fork_skips_shared", "true"}, {"pgtable_free", "pgd_gap"}, {"pgtable_free", "floor_ceiling"},
@@ -63,6 +68,12 @@ class decoder {
     for (int i = 0; i < nobj; ++i) {
       vmlab::object_decl d;
       d.name = "o" + std::to_string(i);
+      if (hsize_ && in_.ConsumeIntegralInRange<int>(0, 3) == 0) {
+        d.kind = vmlab::object_kind::hugetlb;  // a whole number of the default huge pages
+        d.size = in_.ConsumeIntegralInRange<bytes>(1, 8) * hsize_;
+        s.objects.push_back(std::move(d));
+        continue;
+      }
       d.kind = in_.ConsumeBool() ? vmlab::object_kind::file : vmlab::object_kind::shm;
       d.size = some_len(task_size_ - 64 * 1024);
       if (in_.ConsumeBool()) d.size -= in_.ConsumeIntegralInRange<bytes>(0, std::min<bytes>(d.size - 1, kPage - 1));  // unaligned
@@ -88,6 +99,18 @@ class decoder {
     task_size_ = prof->paging.task_size;
     // Mostly the profile's memory; sometimes a small machine, to reach the ENOMEM paths.
     if (in_.ConsumeIntegralInRange<int>(0, 3) == 0) s.machine.memory = in_.ConsumeIntegralInRange<bytes>(64, 64 * 1024) * kPage;
+    // Huge pages where the profile has them: a pool of the default size (sometimes a
+    // 1 GiB one), surplus, a fragmented machine.
+    const auto sizes = vmlab::hugetlb_page_sizes(prof.value());
+    hsize_ = sizes.empty() ? 0 : sizes.front();
+    if (hsize_) {
+      s.machine.hugepages.emplace_back(hsize_, in_.ConsumeIntegralInRange<uint64_t>(0, 64));
+      if (sizes.size() > 1 && in_.ConsumeIntegralInRange<int>(0, 7) == 0)
+        s.machine.hugepages.emplace_back(sizes[1], in_.ConsumeIntegralInRange<uint64_t>(0, 2));
+      if (in_.ConsumeBool()) s.machine.overcommit_hugepages.emplace_back(hsize_, in_.ConsumeIntegralInRange<uint64_t>(0, 8));
+    }
+    static constexpr std::array<double, 4> frag = {0, 0.25, 0.5, 1};
+    s.machine.fragmentation = frag[in_.ConsumeIntegralInRange<size_t>(0, frag.size() - 1)];
     return true;
   }
 
@@ -182,8 +205,14 @@ class decoder {
         o.len = in_.ConsumeBool() ? size - o.off : some_len(size - o.off);
         if (what == 8) o.kind = op_kind::munmap;
         else if (what == 9) { o.kind = op_kind::mprotect; o.prot = in_.ConsumeIntegralInRange<uint8_t>(0, 3); }
-        else if (what == 10) o.kind = op_kind::madvise;
-        else touch(o);
+        else if (what == 10) {
+          o.kind = op_kind::madvise;
+          static constexpr std::array<vmlab::advice, 4> adv = {vmlab::advice::dontneed, vmlab::advice::dontneed,
+                                                               vmlab::advice::hugepage, vmlab::advice::nohugepage};
+          o.adv = adv[in_.ConsumeIntegralInRange<size_t>(0, adv.size() - 1)];
+        } else {
+          touch(o);
+        }
         break;
       }
     }
@@ -201,6 +230,24 @@ class decoder {
     o.prot = in_.ConsumeIntegralInRange<uint8_t>(0, 3);
     const int nobj = static_cast<int>(s.objects.size());
     o.object = in_.ConsumeIntegralInRange<int>(-1, nobj - 1);
+    if (in_.ConsumeIntegralInRange<int>(0, 3) == 0) {  // MADV_HUGEPAGE / MADV_NOHUGEPAGE after the mmap
+      o.has_hint = true;
+      o.hint = in_.ConsumeBool() ? vmlab::advice::hugepage : vmlab::advice::nohugepage;
+    }
+    const bool huge_obj = o.object >= 0 && s.objects[o.object].kind == vmlab::object_kind::hugetlb;
+    if (huge_obj || (o.object < 0 && hsize_ && in_.ConsumeIntegralInRange<int>(0, 5) == 0)) {
+      // hugetlb: offset, length and address in whole huge pages (op_rules.h).
+      o.hugetlb = !huge_obj;
+      o.shared = in_.ConsumeBool();
+      o.noreserve = in_.ConsumeIntegralInRange<int>(0, 3) == 0;
+      const bytes pages = huge_obj ? s.objects[o.object].size / hsize_ : 8;
+      const bytes first = huge_obj ? in_.ConsumeIntegralInRange<bytes>(0, pages - 1) : 0;
+      o.obj_off = first * hsize_;
+      o.len = in_.ConsumeIntegralInRange<bytes>(1, pages - first) * hsize_;
+      o.align = in_.ConsumeBool() ? hsize_ : kGiB;
+      maps[o.map] = o.len;
+      return true;
+    }
     if (o.object >= 0) {
       const bytes osize = (s.objects[o.object].size + kPage - 1) & ~(kPage - 1);
       o.shared = in_.ConsumeBool();
@@ -282,6 +329,7 @@ class decoder {
   std::map<uint32_t, proc> procs_;
   uint32_t next_pid_ = 1;
   bytes task_size_ = 0;
+  bytes hsize_ = 0;  // the profile's default huge page size; 0 without hugetlb
   uint64_t used_ = 0;
 };
 
