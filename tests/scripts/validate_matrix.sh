@@ -15,6 +15,16 @@ if [ "$(id -u)" -ne 0 ] || [ "$(uname -s)" != Linux ] || [ "$(uname -m)" != x86_
   exit 77
 fi
 scenarios=$("$vmlab" scenarios | grep '^validate/') || exit 2
+# Every host setting a live run may change (huge-page pools, THP policies) must be as it
+# was once the whole matrix has run, including the scenarios that change them and the one
+# whose run ends early (validate/hugetlb-sigbus).
+settings=(/proc/sys/vm/nr_hugepages /proc/sys/vm/nr_overcommit_hugepages
+          /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+          /sys/kernel/mm/hugepages/hugepages-2048kB/nr_overcommit_hugepages
+          /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages
+          /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/shmem_enabled)
+settings_now() { for f in "${settings[@]}"; do [ -r "$f" ] && echo "$f = $(cat "$f")"; done; }
+before=$(settings_now)
 failed=()
 for s in $scenarios; do
   ok=0
@@ -27,6 +37,13 @@ for s in $scenarios; do
   done
   [ "$ok" -eq 1 ] || failed+=("$s")
 done
+after=$(settings_now)
+if [ "$after" != "$before" ]; then
+  echo "validate: host settings changed by the matrix:"
+  diff <(echo "$before") <(echo "$after")
+  exit 1
+fi
+echo "validate: host huge-page and THP settings unchanged after the matrix"
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "validate: failed on every run: ${failed[*]}"
   exit 1
