@@ -190,6 +190,26 @@ void check_huge(const kernel& k, recount& rc, uint64_t& anon_pages) {
     if (h.resv != reserved) rc.err << "hstate " << (h.size() >> 10) << " kB: HugePages_Rsvd " << h.resv << " != recount " << reserved << "; ";
   }
   if (pool != k.pm.used(page_use::hugetlb)) rc.err << "hugetlb pool pages " << k.pm.used(page_use::hugetlb) << " != recount " << pool << "; ";
+  // A private mapping's resv_map (hugetlb.cc): its count is the pages of its live pieces
+  // whose reservation no fault consumed; a map no VMA holds any more is gone.
+  std::map<const uint64_t*, std::set<uint64_t>> covered;  // file huge page indices per map
+  for (const auto& [pid, mm] : k.mms)
+    for (const auto& [start, v] : mm->vmas) {
+      if (!v.resv) continue;
+      if (!v.is_hugetlb() || v.shared) { rc.err << "a reservation count on a VMA that is not private hugetlb; "; continue; }
+      const uint64_t first = v.pgoff >> (v.huge_shift - k.geo.shift);
+      std::set<uint64_t>& idx = covered[v.resv.get()];
+      for (uint64_t i = 0, n = (v.vm_end - v.vm_start) >> v.huge_shift; i < n; ++i) idx.insert(first + i);
+    }
+  for (const auto& [key, idx] : covered) {
+    auto it = k.huge.resv_consumed.find(key);
+    uint64_t unused = 0;
+    for (uint64_t i : idx)
+      if (it == k.huge.resv_consumed.end() || !((i / 64 < it->second.size()) && ((it->second[i / 64] >> (i & 63)) & 1))) ++unused;
+    if (*key != unused) rc.err << "private hugetlb reservations " << *key << " != unconsumed pages of the mapping " << unused << "; ";
+  }
+  for (const auto& [key, bits] : k.huge.resv_consumed)
+    if (!covered.count(key)) rc.err << "a resv_map left behind by its mapping; ";
 }
 
 // rmap.h invariants 1-3: mapcounts, ReverseMaps, Mapped, and every pte_chain.

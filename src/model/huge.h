@@ -9,11 +9,13 @@
 // arch_needs_pgtable_deposit() is false).
 //
 // hugetlb. Pools per size (hstate): nr_hugepages at boot from whole pageblocks (phys.h),
-// surplus pages up to nr_overcommit_hugepages. A shared mapping reserves the file's pages
-// it covers that are not yet reserved or allocated (region_chg); a private one reserves
-// its whole range for itself (HPAGE_RESV_OWNER); MAP_NORESERVE reserves nothing, and a
-// fault that then finds no free page is SIGBUS. Short pool at mmap: ENOMEM. The pages of
-// a hugetlb file stay in it once allocated (no truncate is modelled).
+// surplus pages up to nr_overcommit_hugepages (never of a gigantic size, 1 GiB), given
+// back when a reservation cannot gather all it needs. A shared mapping reserves the
+// file's pages it covers that are not yet reserved or allocated (region_chg); a private
+// one reserves its whole range for itself (HPAGE_RESV_OWNER); MAP_NORESERVE reserves
+// nothing, and a fault that then finds no free page is SIGBUS (counted in PGFAULT, not in
+// the process's min_flt: mm_account_fault). Short pool at mmap: ENOMEM. The pages of a
+// hugetlb file stay in it once allocated (no truncate is modelled).
 //
 // hugetlb PMD sharing (huge_pmd_share, 6.x rules): a fault in a VM_MAYSHARE hugetlb VMA of
 // 2 MiB pages whose 1 GiB-aligned window lies inside the VMA, with no PMD table yet,
@@ -55,6 +57,9 @@
 //     have mapcount >= entire.
 //  3. NR_ANON_THPS == 512 x THPs with entire >= 1; ShmemPmdMapped == 512 x folios with
 //     pmd_maps >= 1; ShmemHugePages == 512 x huge folios.
+//  4. A private mapping's reservation count (vm_area_struct::resv, shared by the pieces
+//     of a split) == the pages its live pieces cover whose reservation no fault consumed
+//     (resv_consumed); a resv_map goes with its last piece.
 #pragma once
 
 #include <cstdint>
@@ -117,6 +122,9 @@ struct huge_state {
   uint64_t shmem_thps = 0;       // NR_SHMEM_THPS (ShmemHugePages)
   uint64_t shmem_pmdmapped = 0;  // NR_SHMEM_PMDMAPPED (ShmemPmdMapped)
   uint64_t thp_fallbacks = 0;    // THP faults that found no free pageblock (thp_fault_fallback)
+  // Private mappings' resv_maps, by their count (vm_area_struct::resv): the file's huge
+  // pages (by index) whose reservation a fault consumed (the map's regions).
+  std::unordered_map<const uint64_t*, std::vector<uint64_t>> resv_consumed;
   std::map<share_key, pt_dir*> shareable;
   std::unordered_map<const pt_dir*, share_key> share_key_of;
 };
@@ -134,7 +142,8 @@ std::string hstate_sizes(const kernel& k);
 // mmap of a hugetlb VMA: reserve its pages (hugetlb_reserve_pages). ENOMEM (refused) when
 // the pool is short; nothing reserved then.
 status hugetlb_reserve(kernel& k, vm_area_struct& vma);
-// The VMA goes: a private mapping's unused reservations go back (hugetlb_vm_op_close).
+// The VMA goes: a private mapping's unused reservations of its range go back
+// (hugetlb_vm_op_close); vma.resv is dropped.
 void hugetlb_unreserve(kernel& k, vm_area_struct& vma);
 // Faults on [start, end) of a hugetlb VMA, one per huge page, every `stride` bytes.
 status hugetlb_fault_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, vaddr end, bytes stride,

@@ -25,7 +25,10 @@ uint64_t blocks_of(const kernel& k, const hstate& h) {
 }
 
 // alloc_surplus_hugetlb_folio: a page beyond the pool, while nr_overcommit_hugepages allows.
+// Never a gigantic page (more than one pageblock: the 1 GiB pages of x86-64):
+// alloc_surplus_hugetlb_folio() starts with "if (hstate_is_gigantic(h)) return NULL".
 bool alloc_surplus(kernel& k, hstate& h) {
+  if (blocks_of(k, h) > 1) return false;
   if (h.surplus >= h.max_surplus) return false;
   if (!k.pm.alloc_huge(page_use::hugetlb, blocks_of(k, h))) return false;
   ++h.nr;
@@ -47,6 +50,14 @@ bool take_page(kernel& k, hstate& h, bool reserved) {
   return true;
 }
 
+// A free surplus page goes back to the buddy allocator.
+void free_surplus(kernel& k, hstate& h) {
+  --h.surplus;
+  --h.nr;
+  --h.free;
+  k.pm.free_huge(page_use::hugetlb, blocks_of(k, h));
+}
+
 // A page goes back to the pool; a surplus page back to the buddy allocator.
 void put_page(kernel& k, hstate& h) {
   if (h.surplus) {
@@ -61,6 +72,23 @@ void put_page(kernel& k, hstate& h) {
 // Huge page index of addr in the VMA's file.
 uint64_t hindex(const kernel& k, const vm_area_struct& vma, vaddr addr) {
   return (vma.pgoff >> (vma.huge_shift - k.geo.shift)) + ((addr - vma.vm_start) >> vma.huge_shift);
+}
+
+// A private mapping's reservations (its resv_map): whether page `hidx` of the file still
+// has its reservation in this VMA (vma_needs_reservation() == 0: the owner's map has no
+// region for it), and the allocation's commit (vma_commit_reservation: the region is
+// added whether or not a reservation was used, so a page faulted again after a zap is
+// not reserved any more).
+bool private_reserved(kernel& k, const vm_area_struct& vma, uint64_t hidx) {
+  if (!vma.resv || *vma.resv == 0) return false;
+  auto it = k.huge.resv_consumed.find(vma.resv.get());
+  return it == k.huge.resv_consumed.end() || !mem_object::test_bit(it->second, hidx);
+}
+
+void private_commit(kernel& k, const vm_area_struct& vma, uint64_t hidx, bool reserved) {
+  if (!vma.resv) return;
+  if (reserved) --*vma.resv;
+  mem_object::put_bit(k.huge.resv_consumed[vma.resv.get()], hidx, true);
 }
 
 bool is_pmd_level(const kernel& k, const hstate& h) { return h.level == k.prof.paging.nr_levels - 2; }
@@ -144,10 +172,11 @@ void unshareable(kernel& k, mm_struct& mm, const hstate& h, vaddr addr) {
   if (pt_dir* t = huge_pte_offset(k, mm, h, addr)) forget(k, t);
 }
 
-// One hugetlb fault at addr (hugetlb_fault -> hugetlb_no_page / hugetlb_wp). `table`, if
-// not null, caches this mm's table of leaves for addr's window across the calls of one
-// range touch (null at first: found or allocated here, then kept).
-status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write, pt_dir** table = nullptr) {
+// One hugetlb fault at addr (hugetlb_fault -> hugetlb_no_page / hugetlb_wp), without the
+// per-process count (hugetlb_fault below). `table`, if not null, caches this mm's table of
+// leaves for addr's window across the calls of one range touch (null at first: found or
+// allocated here, then kept).
+status do_hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write, pt_dir** table) {
   hstate& h = hstate_of(k, vma);
   const vaddr base = addr & ~(h.size() - 1);
   const uint32_t i = k.prof.paging.index(h.level, base);
@@ -160,17 +189,16 @@ status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, 
     // else copy it (hugetlb_wp).
     if (!write || d->leaf_writable(i) || vma.shared) return {};
     ++k.faults;
-    ++mm.min_flt;
     const uint32_t id = d->page_of(i);
     if (!id || k.huge.anons[id].entire > 1) {
       // The file's page, or a private page another process maps too: a copy of its own,
-      // from this VMA's reservation while it has one.
-      const bool reserved = vma.resv && *vma.resv > 0;
+      // from this VMA's reservation for the page if it still has it.
+      const bool reserved = private_reserved(k, vma, hidx);
       if (!take_page(k, h, reserved))
         return status::refused("SIGBUS: no free huge page of " + size_text(h.size()) +
                                " for a copy-on-write of a private hugetlb page (HugePages_Free " + std::to_string(h.free) +
                                ", HugePages_Rsvd " + std::to_string(h.resv) + ")");
-      if (reserved) --*vma.resv;
+      private_commit(k, vma, hidx, reserved);
       ++k.cow_faults;
       if (id) --k.huge.anons[id].entire;
       k.store.set_leaf_page(d, i, huge_anon_new(k, int8_t(&h - k.huge.hstates.data())));
@@ -180,7 +208,6 @@ status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, 
   }
   // Not present for this mm: the access faults.
   ++k.faults;
-  ++mm.min_flt;
   bool oom = false;
   pt_dir* d = cached ? cached : huge_pte_alloc(k, mm, vma, h, base, &oom);
   if (!d) return oom_status(k, "a page-table page (hugetlb)", gfp_zone::kernel);
@@ -207,11 +234,11 @@ status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, 
       if (status s = anon_vma_prepare(k, mm, vma); !s.ok()) return s;
     const bool in_file = mem_object::test_bit(obj.hpage, hidx);
     if (!in_file || write) {
-      const bool reserved = vma.resv && *vma.resv > 0;
+      const bool reserved = private_reserved(k, vma, hidx);
       if (!take_page(k, h, reserved))
         return status::refused("SIGBUS: no free huge page of " + size_text(h.size()) + " at fault (HugePages_Free " +
                                std::to_string(h.free) + ", HugePages_Rsvd " + std::to_string(h.resv) + ")");
-      if (reserved) --*vma.resv;
+      private_commit(k, vma, hidx, reserved);
       if (in_file) ++k.cow_faults;
       id = huge_anon_new(k, int8_t(&h - k.huge.hstates.data()));
     }
@@ -222,6 +249,16 @@ status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, 
   mm.hugetlb_usage += h.size();
   if (k.prof.huge.hugetlb_in_rss) mm.rss.file += pages;
   return {};
+}
+
+// A fault counts in PGFAULT (k.faults) whether or not it succeeds, but in the process's
+// min_flt only when it does: mm_account_fault() returns before current->min_flt++ on
+// VM_FAULT_ERROR (the SIGBUS of an empty pool, VM_FAULT_OOM).
+status hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write, pt_dir** table = nullptr) {
+  const uint64_t before = k.faults;
+  status s = do_hugetlb_fault(k, mm, vma, addr, write, table);
+  if (s.ok() && k.faults != before) ++mm.min_flt;
+  return s;
 }
 
 }  // namespace
@@ -276,8 +313,14 @@ std::string hstate_sizes(const kernel& k) {
 }
 
 status hugetlb_reserve(kernel& k, vm_area_struct& vma) {
-  if (vma.noreserve) return {};
   hstate& h = hstate_of(k, vma);
+  // prepare_hugepage_range() / hugetlb_get_unmapped_area(): a hugetlb VMA starts and ends
+  // on huge page boundaries; an address that is not (an alignment phase that is not a
+  // multiple of the page) is EINVAL, as a MAP_FIXED mapping there would be.
+  if ((vma.vm_start | vma.vm_end) & (h.size() - 1))
+    return status::refused("EINVAL: a hugetlb mapping must start and end on a " + size_text(h.size()) +
+                           " boundary, not at 0x" + fmt_hex(vma.vm_start) + "-0x" + fmt_hex(vma.vm_end));
+  if (vma.noreserve) return {};
   mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
   const uint64_t first = hindex(k, vma, vma.vm_start), n = (vma.vm_end - vma.vm_start) >> vma.huge_shift;
   uint64_t chg = n;
@@ -288,29 +331,63 @@ status hugetlb_reserve(kernel& k, vm_area_struct& vma) {
       chg += uint64_t(popcount64(m & ~mem_object::word_of(obj.hpage, w) & ~mem_object::word_of(obj.hpage_resv, w)));
     });
   }
-  // hugetlb_acct_memory(): the unreserved free pages, topped up with surplus pages.
-  while (h.free - h.resv < chg && alloc_surplus(k, h)) {
-  }
-  if (h.free - h.resv < chg)
+  // hugetlb_acct_memory(): the unreserved free pages, topped up with surplus pages
+  // (gather_surplus_pages). When they cannot all be had, the ones gathered go back to the
+  // buddy allocator ("we free what we've allocated so far") and the pool is as it was.
+  uint64_t gathered = 0;
+  while (h.free - h.resv < chg && alloc_surplus(k, h)) ++gathered;
+  if (h.free - h.resv < chg) {
+    for (; gathered; --gathered) free_surplus(k, h);
     return status::refused(fmt::format(
         "ENOMEM: the hugetlb pool of {} pages is short: this mapping must reserve {} more, the pool has {} free of "
-        "which {} are reserved (HugePages_Total {}, nr_overcommit_hugepages {})",
-        size_text(h.size()), chg, h.free, h.resv, h.nr, h.max_surplus));
+        "which {} are reserved (HugePages_Total {}, nr_overcommit_hugepages {}, HugePages_Surp {})",
+        size_text(h.size()), chg, h.free, h.resv, h.nr, h.max_surplus, h.surplus));
+  }
   h.resv += chg;
   if (vma.shared) {
     if (obj.hpage_resv.size() < (first + n + 63) / 64) obj.hpage_resv.resize((first + n + 63) / 64, 0);
     for_each_bit_word(first, n, [&](uint64_t w, uint64_t m) { obj.hpage_resv[w] |= m & ~mem_object::word_of(obj.hpage, w); });
   } else {
     vma.resv = std::make_shared<uint64_t>(chg);
+    k.huge.resv_consumed.erase(vma.resv.get());  // a fresh resv_map (the address may be reused)
   }
   return {};
 }
 
+// hugetlb_vm_op_close() for a private mapping's piece: the reservations of its range that
+// no fault consumed go back ("reserve = (end - start) - region_count(resv, start, end)"),
+// whether or not other pieces of the split VMA live on (they keep their own range's); the
+// resv_map goes with the last piece. A page another live piece still covers is not this
+// piece's to give back (a piece freed on a failed split overlaps the VMA it came from).
 void hugetlb_unreserve(kernel& k, vm_area_struct& vma) {
-  if (!vma.resv || vma.resv.use_count() > 1) return;  // the other piece of a split keeps it
+  if (!vma.resv) return;
   hstate& h = hstate_of(k, vma);
-  h.resv -= *vma.resv;
-  *vma.resv = 0;
+  const uint64_t* key = vma.resv.get();
+  if (vma.resv.use_count() == 1) {
+    h.resv -= *vma.resv;
+    *vma.resv = 0;
+    k.huge.resv_consumed.erase(key);
+    vma.resv.reset();
+    return;
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> others;  // [first, end) of the other live pieces
+  for (const auto& [pid, mm] : k.mms)
+    for (const auto& [start, v] : mm->vmas)
+      if (&v != &vma && v.resv.get() == key)
+        others.emplace_back(hindex(k, v, v.vm_start), hindex(k, v, v.vm_end - 1) + 1);
+  const std::vector<uint64_t>& consumed = k.huge.resv_consumed[key];
+  const uint64_t first = hindex(k, vma, vma.vm_start), end = hindex(k, vma, vma.vm_end - 1) + 1;
+  uint64_t unused = 0;
+  for (uint64_t i = first; i < end; ++i) {
+    if (mem_object::test_bit(consumed, i)) continue;
+    bool covered = false;
+    for (const auto& [a, b] : others) covered = covered || (a <= i && i < b);
+    if (!covered) ++unused;
+  }
+  unused = std::min(unused, *vma.resv);
+  h.resv -= unused;
+  *vma.resv -= unused;
+  vma.resv.reset();
 }
 
 status hugetlb_fault_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, vaddr end, bytes stride,

@@ -62,6 +62,10 @@ std::optional<rule_error> check_mmap(const kernel_profile& p, const std::vector<
   if (o.len % hsize)
     return rule_error{"len", fmt::format("a hugetlb mapping's length must be a multiple of its {} pages, not {}",
                                          huge_size_text(hsize), o.len)};
+  if (!o.fixed && o.phase_off % hsize)
+    return rule_error{"phase", fmt::format("a hugetlb mapping starts on a {} boundary (hugetlb_get_unmapped_area): its "
+                                           "phase must be a multiple of that, not {}",
+                                           huge_size_text(hsize), o.phase_off)};
   if (o.fixed && o.addr % hsize)
     return rule_error{"addr", fmt::format("a fixed hugetlb mapping must start on a {} boundary, not {:#x}",
                                           huge_size_text(hsize), o.addr)};

@@ -474,6 +474,8 @@ status read_map(const source_text& src, const toml::table& t, const scenario_spe
   probe.len = ms.size;
   probe.fixed = ms.fixed;
   probe.addr = ms.addr;
+  probe.align = ms.align;
+  probe.phase_off = ms.phase;
   if (auto e = check_mmap(sc.profile, sc.objects, probe)) {
     static const std::map<std::string, std::string> key_of = {{"off", "offset"}, {"len", "size"}, {"obj", "object"}};
     const std::string key = key_of.count(e->field) ? key_of.at(e->field) : e->field;
