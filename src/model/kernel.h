@@ -202,6 +202,9 @@ inline bool rmap_dup_anon(kernel& k, uint32_t id) { return k.rmap->dup_anon(k, i
 // One PTE less maps shared anonymous page `id`. Returns true when that was its last: the
 // id is released and the caller frees the page (page_use::anon).
 inline bool rmap_remove_anon(kernel& k, uint32_t id) { return k.rmap->remove_anon(k, id); }
+inline uint64_t rmap_remove_anon_word(kernel& k, uint32_t* ids, uint64_t m, uint64_t& removed) {
+  return k.rmap->remove_anon_word(k, ids, m, removed);
+}
 
 // An exclusive anonymous page (no id): n such pages gain or lose their only PTE.
 inline void page_add_anon_exclusive(kernel& k, uint64_t n) {

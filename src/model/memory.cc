@@ -470,14 +470,11 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
         if (!m) continue;
         const uint64_t am = m & t->anon_word(w);
         uint64_t exclusive = uint64_t(popcount64(am)), freed = 0;
-        if (t->anon && am)
-          for (uint64_t b = am; b; b &= b - 1) {
-            uint32_t& id = t->anon[w * 64 + uint32_t(__builtin_ctzll(b))];
-            if (!id) continue;
-            freed += rmap_remove_anon(k, id);
-            id = 0;
-            --exclusive;
-          }
+        if (t->anon && am) {
+          uint64_t shared = 0;
+          freed = rmap_remove_anon_word(k, t->anon + w * 64, am, shared);
+          exclusive -= shared;
+        }
         if (exclusive) page_remove_anon_exclusive(k, exclusive);
         if (exclusive + freed) k.pm.free(page_use::anon, exclusive + freed);
         if (!vma.is_anon()) rmap_remove_object_word(k, vma.object, object_pg0(k, vma, base, w), m & ~am);

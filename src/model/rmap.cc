@@ -145,6 +145,20 @@ bool mapcount_remove_anon(kernel& k, uint32_t id) {
   return true;
 }
 
+template <bool (*Remove)(kernel&, uint32_t)>
+uint64_t remove_anon_word(kernel& k, uint32_t* ids, uint64_t m, uint64_t& removed) {
+  uint64_t freed = 0;
+  removed = 0;
+  for (uint64_t b = m; b; b &= b - 1) {
+    uint32_t& id = ids[__builtin_ctzll(b)];
+    if (!id) continue;
+    freed += Remove(k, id);
+    id = 0;
+    ++removed;
+  }
+  return freed;
+}
+
 uint64_t pte_chain_mapped_object_pages(const kernel& k) { return k.rm.mapped_file; }
 
 // Every object VMA's present, non-anonymous PTEs ORed into a bitmap of its object's pages.
@@ -451,14 +465,15 @@ rmap_work try_to_unmap(kernel& k, mm_struct& mm, vaddr addr) {
 
 const rmap_ops& rmap_ops_for(rmap_scheme s) {
   static const rmap_ops none{rmap_scheme::none, false, false, false, nullptr, nullptr, mapcount_dup_anon,
-                             mapcount_remove_anon, walk_scan, scan_mapped_object_pages};
+                             mapcount_remove_anon, remove_anon_word<mapcount_remove_anon>, walk_scan, scan_mapped_object_pages};
   static const rmap_ops pte_chain{rmap_scheme::pte_chain, true, false, false, pte_chain_add_object_word,
                                   pte_chain_remove_object_word, pte_chain_dup_anon, pte_chain_remove_anon,
+                                  remove_anon_word<pte_chain_remove_anon>,
                                   walk_pte_chain, pte_chain_mapped_object_pages};
   static const rmap_ops anon_vma{rmap_scheme::anon_vma, false, true, false, nullptr, nullptr, mapcount_dup_anon,
-                                 mapcount_remove_anon, walk_object_based, scan_mapped_object_pages};
+                                 mapcount_remove_anon, remove_anon_word<mapcount_remove_anon>, walk_object_based, scan_mapped_object_pages};
   static const rmap_ops anon_vma_chain{rmap_scheme::anon_vma_chain, false, true, true, nullptr, nullptr,
-                                       mapcount_dup_anon, mapcount_remove_anon, walk_object_based,
+                                       mapcount_dup_anon, mapcount_remove_anon, remove_anon_word<mapcount_remove_anon>, walk_object_based,
                                        scan_mapped_object_pages};
   switch (s) {
     case rmap_scheme::none: return none;

@@ -82,6 +82,12 @@ struct rmap_ops {
   // one (true when that was its last: the id is released).
   bool (*dup_anon)(kernel& k, uint32_t id);
   bool (*remove_anon)(kernel& k, uint32_t id);
+  // remove_anon for the shared anonymous pages of one 64-entry word (zap, exit): bit b of
+  // m selects ids[b]; ids that are 0 (pages never shared) are skipped, the others are
+  // removed and zeroed. Returns how many were released; `removed` gets how many had an id.
+  // One call per word rather than per page: exit and munmap of a forked child spend most
+  // of their time here.
+  uint64_t (*remove_anon_word)(kernel& k, uint32_t* ids, uint64_t m, uint64_t& removed);
   // rmap_walk()'s design-specific part: finds page p's PTEs the way the design reaches
   // them, appending them to `found` and counting the work into w.
   void (*walk)(kernel& k, const rmap_page& p, rmap_work& w, std::vector<rmap_mapping>& found);
