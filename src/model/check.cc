@@ -16,6 +16,7 @@ namespace {
 
 struct recount {
   std::set<const void*> nodes[kLevels];
+  uint64_t uniform_refs[kLevels] = {};  // slots holding a uniform node: one page each (pgtable.h)
   std::unordered_map<uint32_t, uint32_t> anon_refs;  // shared anonymous pages: PTEs per id
   uint64_t exclusive_anon = 0;                       // anonymous pages mapped once, without id
   // PTEs per mapped object page, sparse: an object may be far larger than what is mapped
@@ -75,10 +76,18 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
           level_counts& mm_tables, mm_rss& rss) {
   const paging_format& f = k.prof.paging;
   const level l = f.at(idx).lvl;
-  rc.nodes[static_cast<int>(l)].insert(node);
+  const bool uniform = is_uniform(node);
+  if (uniform) {
+    ++rc.uniform_refs[static_cast<int>(l)];
+    if (node != k.store.uniform(idx, true) && node != k.store.uniform(idx, false)) rc.err << "a uniform node of another level; ";
+  } else {
+    rc.nodes[static_cast<int>(l)].insert(node);
+  }
   ++mm_tables[static_cast<int>(l)];
   if (idx == f.nr_levels - 1) {
     const auto* t = static_cast<const pte_table*>(node);
+    if (uniform && (t->writable || t->anonmap || t->anon || (t->present && !t->is_full())))
+      rc.err << "a uniform PTE table with per-entry state; ";
     uint32_t n = 0;
     for (uint32_t i = 0; i < f.pte().entries; ++i) {
       const bool is_anon = (t->anon_word(i >> 6) >> (i & 63)) & 1;
@@ -94,6 +103,8 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
       const vm_area_struct* v = nullptr;
       if (it != mm.vmas.begin() && std::prev(it)->second.vm_end > a) v = &std::prev(it)->second;
       if (!v) { rc.err << "present PTE outside any VMA at 0x" << fmt_hex(a) << "; "; continue; }
+      if (uniform && !entries_stateless(k, *v))
+        rc.err << "a uniform PTE table under a VMA that keeps per-entry state at 0x" << fmt_hex(a) << "; ";
       const uint32_t id = t->anon ? t->anon[i] : 0;
       if (is_anon) {
         ++rss.anon;
@@ -354,7 +365,7 @@ std::string sim_kernel::check_invariants() const {
   uint64_t pages = 0;
   for (int i = 0; i < f.nr_levels; ++i) {
     const level l = f.at(i).lvl;
-    const uint64_t n = rc.nodes[static_cast<int>(l)].size();
+    const uint64_t n = rc.nodes[static_cast<int>(l)].size() + rc.uniform_refs[static_cast<int>(l)];
     if (n != k.pm.tables[static_cast<int>(l)]) rc.err << level_name(l) << " tables " << k.pm.tables[static_cast<int>(l)] << " != recount " << n << "; ";
     const bytes each = i == 0 ? k.prof.pgd_bytes() : f.at(i).table_bytes();
     const uint64_t pg = (i == 0 && f.pgd_from_slab) ? 0 : each / k.geo.size();

@@ -95,11 +95,27 @@ status copy_level(kernel& k, mm_struct& dst, const vm_area_struct& v, int idx, p
       if (status st = copy_huge_pmd(k, dst, v, sd, dd, i); !st.ok()) return st;
     } else if (void* s = sd->slot[i]) {
       void*& d = dd->slot[i];
+      // A uniform node whose whole span this VMA maps, on a design whose copy keeps no
+      // per-entry state: the child's copy is the same uniform node (its pages counted, its
+      // pages' rmap and RSS as copy_pte_range would count them), whatever the size.
+      if (!d && is_uniform(s) && entries_stateless(k, v) && (addr & (span - 1)) == 0 && addr + span <= end &&
+          addr + span > addr) {
+        const bool full = s == k.store.uniform(idx + 1, true);
+        if (!pt_install_uniform(k, dst, dd, i, idx + 1, full))
+          return oom_status(k, "a page-table page (fork)", gfp_zone::kernel);
+        if (full) {
+          object_rss(k, dst, v) += span >> k.geo.shift;
+          rmap_add_object_range(k, span >> k.geo.shift);
+        }
+        addr = next;
+        continue;
+      }
       if (!d) {
         d = pt_alloc(k, dst, idx + 1);
         if (!d) return oom_status(k, "a page-table page (fork)", gfp_zone::kernel);
         ++dd->nr_used;
       }
+      pt_materialize(k, dd, i, idx + 1);
       if (idx + 1 == f.nr_levels - 1) {
         if (status st = copy_pte_table(k, dst, v, static_cast<pte_table*>(s), static_cast<pte_table*>(d), addr & ~(span - 1));
             !st.ok())

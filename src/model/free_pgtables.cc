@@ -24,6 +24,10 @@ bool is_preallocated(const kernel& k, int idx, uint32_t slot) {
 // preallocated PMD.
 void free_subtree(kernel& k, mm_struct& mm, int idx, void* node, bool keep) {
   const int last = k.prof.paging.nr_levels - 1;
+  if (is_uniform(node)) {  // the whole subtree at once (never a preallocated PMD)
+    pt_put(k, mm, idx, node);
+    return;
+  }
   if (idx < last) {
     auto* d = static_cast<pt_dir*>(node);
     for (uint32_t i = 0; i < d->entries && d->nr_used; ++i) {
@@ -62,7 +66,6 @@ void free_level(kernel& k, mm_struct& mm, int idx, pt_dir* d, vaddr addr, vaddr 
         --d->nr_used;
         pt_put(k, mm, child, s);
       } else {
-        free_level(k, mm, child, static_cast<pt_dir*>(s), addr, next, floor, ceiling);
         // The tail of free_pmd_range/free_pud_range: free the child table itself only if
         // the whole span of this entry lies in [floor, ceiling).
         vaddr start = addr & ~(span - 1);
@@ -70,8 +73,12 @@ void free_level(kernel& k, mm_struct& mm, int idx, pt_dir* d, vaddr addr, vaddr 
         bool keep = start < floor || is_preallocated(k, child, i);
         if (!keep && ceil) { ceil &= ~(span - 1); keep = ceil == 0; }
         if (!keep && next - 1 > ceil - 1) keep = true;
+        // A uniform child that goes whole goes at once; one that stays is made private
+        // before its tables in range are freed.
+        if (!(is_uniform(s) && !keep))
+          free_level(k, mm, child, static_cast<pt_dir*>(pt_materialize(k, d, i, child)), addr, next, floor, ceiling);
         if (!keep) {
-          free_subtree(k, mm, child, s, false);
+          free_subtree(k, mm, child, d->slot[i], false);
           d->slot[i] = nullptr;
           --d->nr_used;
         }

@@ -291,11 +291,20 @@ void split_huge_range_edges(kernel& k, mm_struct& mm, const vm_area_struct& vma,
 void zap_huge_pmds(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start, vaddr end) {
   if (vma.is_hugetlb() || (!k.prof.huge.thp && !k.prof.huge.shmem_thp)) return;
   const vaddr span = k.geo.table_span();
+  const vaddr dir_span = span * k.prof.paging.at(pmd_level(k)).entries;  // what one PMD page maps
   for (vaddr base = (start + span - 1) & ~(span - 1); base + span <= end; base += span) {
+    const pt_dir* look = dir_lookup(k, mm, pmd_level(k), base);
+    if (!look || !look->nr_leaves) {
+      // No huge PMD in this PMD page (or no PMD page): on to the next one.
+      const vaddr next = (base & ~(dir_span - 1)) + dir_span;
+      if (next == 0) break;  // the top of the address space
+      base = next - span;
+      continue;
+    }
+    if (!look->is_leaf(k.prof.paging.index(pmd_level(k), base))) continue;
     bool oom = false;
     uint32_t i = 0;
     pt_dir* d = pmd_table(k, mm, base, false, &oom, &i);
-    if (!d || !d->is_leaf(i)) continue;
     k.cache_mm = nullptr;
     if (!vma.is_anon()) {
       k.store.clear_leaf(d, i);

@@ -90,15 +90,32 @@ void pt_put(kernel& k, mm_struct& mm, int idx, void* node);  // drop this mm's r
 // This mm points at an existing node too (a shared page table): its reference and VmPTE,
 // no new page (huge_pmd_share: get_page / ptdesc_pmd_pts_inc, then mm_inc_nr_pmds).
 void pt_get(kernel& k, mm_struct& mm, int idx, void* node);
+// Slot i of `parent` (empty) gets the uniform node of level index idx (pgtable.h): every
+// simulated page of the subtree it stands for is allocated and counted for mm, as
+// pt_alloc would one by one. false (nothing changed) when memory would run out.
+bool pt_install_uniform(kernel& k, mm_struct& mm, pt_dir* parent, uint32_t i, int idx, bool full);
+// Slot i of `parent` (level index idx) made private if it holds a uniform node: a node
+// of the same value, no simulated page allocated. Returns the slot's node.
+void* pt_materialize(kernel& k, pt_dir* parent, uint32_t i, int idx);
 
 // --- memory.cc ---
 // The PTE table for `addr`, allocating missing levels when `alloc`; nullptr when absent,
 // when a huge leaf maps the address, or (alloc) when memory ran out — *oom tells which.
+// The caller may change the table: uniform nodes on the way are made private.
 pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom);
+// The PTE table for `addr` to read only (it may be a uniform node); nullptr when absent
+// or under a huge leaf.
+const pte_table* pte_lookup(const kernel& k, const mm_struct& mm, vaddr addr);
 // The table at level index idx (its slots are level-idx entries) for `addr`, allocating
 // the levels above when `alloc`; nullptr when absent, under a huge leaf, or on ENOMEM
-// (*oom). idx 0 is the PGD.
+// (*oom). idx 0 is the PGD. As pte_walk, made private on the way.
 pt_dir* dir_walk(kernel& k, mm_struct& mm, int idx, vaddr addr, bool alloc, bool* oom);
+// The same to read only.
+const pt_dir* dir_lookup(const kernel& k, const mm_struct& mm, int idx, vaddr addr);
+// Whether the PTEs under `vma` keep no per-entry state, so that its tables may be uniform
+// nodes (pgtable.h): a shared mapping of an object without write-notify (no writable
+// bits), on an rmap design without per-page state (no pte_chain per entry).
+bool entries_stateless(const kernel& k, const vm_area_struct& vma);
 // Faults in the pages selected by `mask` (bit i = entry i) of the PTE table at `base`,
 // which lie inside `vma`, for a read or a write.
 status fault_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint64_t* mask, bool write);
@@ -140,8 +157,7 @@ template <class F>
 void for_each_pte_table(kernel& k, mm_struct& mm, const vm_area_struct& v, F&& f) {
   const vaddr span = k.geo.table_span();
   for (vaddr base = k.geo.table_base(v.vm_start); base < v.vm_end; base += span) {
-    bool oom = false;
-    if (const pte_table* t = pte_walk(k, mm, base, false, &oom))
+    if (const pte_table* t = pte_lookup(k, mm, base))
       f(base, t, std::max(base, v.vm_start), std::min(base + span, v.vm_end));
   }
 }
@@ -168,7 +184,7 @@ void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f) {
     for (uint32_t i = i1 + 1; i-- > i0;) {  // pushed backwards: visited in address order
       if (!fr.d->slot[i]) continue;
       const vaddr b = fr.base + vaddr{i} * span;
-      if (fr.d->is_leaf(i)) continue;
+      if (fr.d->is_leaf(i) || is_uniform(fr.d->slot[i])) continue;  // a uniform node has no leaves
       if (fr.idx + 1 < pf.nr_levels - 1) stack.push_back({static_cast<pt_dir*>(fr.d->slot[i]), fr.idx + 1, b});
     }
     for (uint32_t i = i0; i <= i1; ++i)
@@ -189,6 +205,14 @@ inline bool rmap_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m
   done = m;
   return true;
 }
+
+// n object pages gain (or lose) a PTE each, on a design without per-page state.
+inline void rmap_add_object_range(kernel& k, uint64_t n) {
+  k.rm.mapped_may_have_grown |= n != 0;
+  k.rm.reverse_maps += n;
+  if (k.rm.reverse_maps > k.rm.max_reverse_maps) k.rm.max_reverse_maps = k.rm.reverse_maps;
+}
+inline void rmap_remove_object_range(kernel& k, uint64_t n) { k.rm.reverse_maps -= n; }
 
 inline void rmap_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m) {
   if (k.rmap->per_page_state) return k.rmap->remove_object_word(k, obj, pg0, m);

@@ -296,6 +296,7 @@ pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom)
       if (!s) { *oom = true; return nullptr; }
       ++d->nr_used;
     }
+    pt_materialize(k, d, x, i + 1);
     if (i == f.nr_levels - 2) {
       k.cache_mm = &mm;
       k.cache_base = base;
@@ -305,6 +306,13 @@ pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom)
     d = static_cast<pt_dir*>(s);
   }
   return nullptr;
+}
+
+const pte_table* pte_lookup(const kernel& k, const mm_struct& mm, vaddr addr) {
+  const pt_dir* d = dir_lookup(k, mm, k.prof.paging.nr_levels - 2, addr);
+  if (!d) return nullptr;
+  const uint32_t x = k.prof.paging.index(k.prof.paging.nr_levels - 2, addr);
+  return d->is_leaf(x) ? nullptr : static_cast<const pte_table*>(d->slot[x]);
 }
 
 pt_dir* dir_walk(kernel& k, mm_struct& mm, int idx, vaddr addr, bool alloc, bool* oom) {
@@ -320,7 +328,18 @@ pt_dir* dir_walk(kernel& k, mm_struct& mm, int idx, vaddr addr, bool alloc, bool
       if (!s) { *oom = true; return nullptr; }
       ++d->nr_used;
     }
-    d = static_cast<pt_dir*>(s);
+    d = static_cast<pt_dir*>(pt_materialize(k, d, x, i + 1));
+  }
+  return d;
+}
+
+const pt_dir* dir_lookup(const kernel& k, const mm_struct& mm, int idx, vaddr addr) {
+  const paging_format& f = k.prof.paging;
+  const pt_dir* d = mm.pgd;
+  for (int i = 0; i < idx && d; ++i) {
+    const uint32_t x = f.index(i, addr);
+    if (d->is_leaf(x)) return nullptr;
+    d = static_cast<const pt_dir*>(d->slot[x]);
   }
   return d;
 }
@@ -415,13 +434,92 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
   return fault_table(k, mm, vma, k.geo.table_base(addr), mask, write);
 }
 
+bool entries_stateless(const kernel& k, const vm_area_struct& vma) {
+  return !vma.is_anon() && !vma.is_hugetlb() && !tracks_writable(k, vma) && !k.rmap->per_page_state;
+}
+
+namespace {
+
+// Whether a touch may leave uniform nodes under `vma`: its entries keep no state, and no
+// huge PMD can appear (no shmem THP policy that could give it a folio).
+bool keeps_no_entry_state(const kernel& k, const vm_area_struct& vma) {
+  if (!entries_stateless(k, vma)) return false;
+  const mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
+  if (!k.prof.huge.shmem_thp || obj.kind != object_kind::shm || vma.nohugepage) return true;
+  for (uint64_t w : obj.huge_folio)
+    if (w) return false;
+  const shmem_thp_mode m = k.prof.huge.shmem_enabled;
+  return (m == shmem_thp_mode::never || m == shmem_thp_mode::deny) && !vma.hugepage;
+}
+
+// Whether object pages [pg, pg + n) are all in the page cache.
+bool range_resident(const mem_object& obj, uint64_t pg, uint64_t n) {
+  if (obj.nr_resident == obj.nr_pages) return pg + n <= obj.nr_pages;
+  bool all = true;
+  for_each_bit_word(pg, n, [&](uint64_t w, uint64_t m) { all = all && w < obj.resident.size() && (obj.resident[w] & m) == m; });
+  return all;
+}
+
+// The faults that fill one empty PTE page of `vma` whose pages are all cached: one per
+// entry for a write, one per fault-around window for a read (read_fault_object's loop).
+uint64_t faults_to_fill_table(const kernel& k, const vm_area_struct& vma, vaddr base, bool write) {
+  const uint32_t entries = view_of(k).entries;
+  if (write || k.prof.fault_around_bytes <= k.geo.size()) return entries;
+  uint64_t n = 0;
+  for (uint32_t p = 0; p < entries; p = fault_around_window(k, vma, base, p).second) ++n;
+  return n;
+}
+
+// touch_range's range operation (issue 11): a touch of every page of the span one node at
+// level index idx maps (a whole PTE page, a whole PMD page, ...), inside a VMA that keeps
+// no per-entry state and with every page already cached, makes that node full whatever
+// it was; when it was absent, the uniform full node goes in with one allocation of all
+// the simulated pages below it, and the counters move as the faults would move them one by
+// one. Returns the end of what it did, or `base` when the slow path must do it.
+vaddr touch_uniform(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr base, vaddr end, bool write) {
+  const paging_format& f = k.prof.paging;
+  for (int idx = 1; idx < f.nr_levels; ++idx) {
+    const uint64_t span = f.at(idx - 1).span();  // what the node at idx maps
+    if (base & (span - 1) || base + span > end || base + span < base || base < vma.vm_start || base + span > vma.vm_end)
+      continue;
+    const pt_dir* look = dir_lookup(k, mm, idx - 1, base);
+    const uint32_t x = f.index(idx - 1, base);
+    if (look && look->is_leaf(x)) return base;
+    if (look && look->slot[x] == k.store.uniform(idx, true)) return base + span;  // all there: no fault
+    if (look && look->slot[x]) continue;  // something private there: a smaller span, or the slow path
+    const uint64_t pages = span >> k.geo.shift, tables = span / k.geo.table_span();
+    mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
+    if (!range_resident(obj, vma.pgoff_at(base, k.geo.shift), pages)) return base;
+    bool oom = false;
+    pt_dir* parent = dir_walk(k, mm, idx - 1, base, true, &oom);
+    if (!parent || !pt_install_uniform(k, mm, parent, x, idx, true)) return base;
+    const uint64_t faults = tables * faults_to_fill_table(k, vma, base, write);
+    k.faults += faults;
+    mm.min_flt += faults;
+    rss_for_object(k, mm, vma) += pages;
+    rmap_add_object_range(k, pages);
+    return base + span;
+  }
+  return base;
+}
+
+}  // namespace
+
 status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, vaddr end, bytes stride, bool write) {
   if (vma.is_hugetlb()) return hugetlb_fault_range(k, mm, vma, start, end, stride, write);
   const table_view tv = view_of(k);
   const vaddr span = k.geo.table_span();
   const bytes page = k.geo.size();
   if (stride < page) stride = page;
+  const paging_format& f = k.prof.paging;
+  const bool uniform = stride == page && keeps_no_entry_state(k, vma);
   for (vaddr base = k.geo.table_base(start); base < end; base += span) {
+    if (uniform && base >= start) {
+      if (const vaddr done = touch_uniform(k, mm, vma, base, end, write); done != base) {
+        base = done - span;
+        continue;
+      }
+    }
     uint64_t mask[kMaxPteWords] = {};
     const vaddr lo = std::max(base, start), hi = std::min(base + span, end);
     if (stride == page) {
@@ -434,8 +532,9 @@ status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, v
       for (uint32_t w = 0; w < tv.nwords; ++w) any |= mask[w] != 0;
       if (!any) continue;
     }
-    bool oom = false;
-    if (!pte_walk(k, mm, base, false, &oom)) {
+    const pte_table* look = pte_lookup(k, mm, base);
+    if (look == k.store.uniform(f.nr_levels - 1, true) && entries_stateless(k, vma)) continue;  // all there
+    if (!look) {
       // No PTE table: a huge page may map the range, or may be made to (huge.h).
       bool handled = false;
       status s = huge_pmd_fault(k, mm, vma, base, write, &handled);
@@ -449,6 +548,50 @@ status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, v
   return {};
 }
 
+namespace {
+
+// zap_range's range operation (issue 11): the span one node at level index idx maps, all
+// inside [start, end), costs O(1) when that node is absent, uniform empty (nothing to
+// zap), or uniform full under a VMA whose entries keep no state (it becomes the uniform
+// empty node; the counters move as zapping each entry would move them). With PT_RECLAIM
+// the PTE pages of such a span go too, so a full span is left to the per-table path
+// below the PTE level. Returns the end of what it did, or `base`.
+vaddr zap_uniform(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr base, vaddr start, vaddr end,
+                  bool reclaim) {
+  const paging_format& f = k.prof.paging;
+  const int last = f.nr_levels - 1;
+  for (int idx = 1; idx < f.nr_levels; ++idx) {
+    const uint64_t span = f.at(idx - 1).span();
+    if (base & (span - 1) || base < start || base + span > end || base + span < base) continue;
+    const pt_dir* look = dir_lookup(k, mm, idx - 1, base);
+    const uint32_t x = f.index(idx - 1, base);
+    if (!look) continue;  // absent above, or under a huge leaf: the per-table path knows
+    if (look->is_leaf(x)) return base;
+    const void* s = look->slot[x];
+    if (!s) return base + span;
+    if (s == k.store.uniform(idx, false) && !(reclaim && idx == last)) return base + span;
+    if (s != k.store.uniform(idx, true) || !entries_stateless(k, vma)) continue;
+    if (reclaim && idx < last) continue;
+    bool oom = false;
+    pt_dir* parent = dir_walk(k, mm, idx - 1, base, false, &oom);
+    const uint64_t pages = span >> k.geo.shift;
+    rss_for_object(k, mm, vma) -= pages;
+    rmap_remove_object_range(k, pages);
+    if (reclaim) {  // idx == last: the PTE page goes (PT_RECLAIM), the PMD page stays
+      parent->slot[x] = nullptr;
+      --parent->nr_used;
+      pt_put(k, mm, idx, const_cast<void*>(s));
+    } else {
+      parent->slot[x] = k.store.uniform(idx, false);
+    }
+    k.cache_mm = nullptr;
+    return base + span;
+  }
+  return base;
+}
+
+}  // namespace
+
 void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start, vaddr end, bool reclaim_pt) {
   if (vma.is_hugetlb()) return hugetlb_zap(k, mm, vma, start, end);
   // zap_pmd_range: a huge PMD the range covers goes whole, one it cuts through is split.
@@ -457,7 +600,12 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
   const paging_format& f = k.prof.paging;
   const table_view tv = view_of(k);
   const vaddr span = k.geo.table_span();
+  const bool reclaim = reclaim_pt && k.prof.pt_reclaim;
   for (vaddr base = k.geo.table_base(start); base < end; base += span) {
+    if (const vaddr done = zap_uniform(k, mm, vma, base, start, end, reclaim); done != base) {
+      base = done - span;
+      continue;
+    }
     bool oom = false;
     pte_table* t = pte_walk(k, mm, base, false, &oom);
     if (!t) continue;
@@ -506,9 +654,10 @@ void wrprotect_range(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
   const table_view tv = view_of(k);
   const vaddr span = k.geo.table_span();
   for (vaddr base = k.geo.table_base(start); base < end; base += span) {
+    const pte_table* look = pte_lookup(k, mm, base);
+    if (!look || !look->writable) continue;  // (a uniform node has no writable bits)
     bool oom = false;
     pte_table* t = pte_walk(k, mm, base, false, &oom);
-    if (!t || !t->writable) continue;
     uint64_t mask[kMaxPteWords] = {};
     set_bits(mask, uint32_t(k.geo.pages(std::max(base, start) - base)), uint32_t(k.geo.pages(std::min(base + span, end) - base)));
     for (uint32_t w = 0; w < tv.nwords; ++w) t->writable[w] &= ~mask[w];

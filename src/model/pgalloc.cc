@@ -101,7 +101,65 @@ void pt_get(kernel& k, mm_struct& mm, int idx, void* node) {
   account_mm(k, mm, idx, +1);
 }
 
+namespace {
+
+// The simulated pages a uniform node at level index idx stands for, level by level: one
+// node there, entries of the level below under it, and so on down to the PTE level.
+template <class F>
+void for_each_uniform_level(const kernel& k, int idx, F&& fn) {
+  uint64_t n = 1;
+  for (int j = idx; j < k.prof.paging.nr_levels; ++j) {
+    fn(j, n);
+    n *= k.prof.paging.at(j).entries;
+  }
+}
+
+}  // namespace
+
+bool pt_install_uniform(kernel& k, mm_struct& mm, pt_dir* parent, uint32_t i, int idx, bool full) {
+  // Directory pages come from the kernel zones, PTE pages (HIGHPTE) maybe from highmem:
+  // all or nothing, so that a refusal leaves the slow path to fail where the kernel would.
+  std::vector<std::pair<int, uint64_t>> done;
+  bool ok = true;
+  for_each_uniform_level(k, idx, [&](int j, uint64_t n) {
+    if (!ok) return;
+    if (k.pm.alloc(page_use::pgtable, node_gfp(k.prof, j), n * node_pages(k.prof, j))) done.emplace_back(j, n);
+    else ok = false;
+  });
+  if (!ok) {
+    for (auto [j, n] : done) k.pm.free(page_use::pgtable, n * node_pages(k.prof, j));
+    return false;
+  }
+  for (auto [j, n] : done) {
+    account_node(k, j, int64_t(n));
+    account_mm(k, mm, j, int64_t(n));
+  }
+  parent->slot[i] = k.store.uniform(idx, full);
+  ++parent->nr_used;
+  k.cache_mm = nullptr;
+  return true;
+}
+
+void* pt_materialize(kernel& k, pt_dir* parent, uint32_t i, int idx) {
+  void*& s = parent->slot[i];
+  if (is_uniform(s)) {
+    s = k.store.materialize(idx, s);
+    k.cache_mm = nullptr;
+  }
+  return s;
+}
+
 void pt_put(kernel& k, mm_struct& mm, int idx, void* node) {
+  if (is_uniform(node)) {
+    // A whole subtree of this mm's own pages goes; the shared node stays.
+    for_each_uniform_level(k, idx, [&](int j, uint64_t n) {
+      account_mm(k, mm, j, -int64_t(n));
+      account_node(k, j, -int64_t(n));
+      k.pm.free(page_use::pgtable, n * node_pages(k.prof, j));
+    });
+    k.cache_mm = nullptr;
+    return;
+  }
   account_mm(k, mm, idx, -1);
   uint32_t& ref = idx == k.prof.paging.nr_levels - 1 ? static_cast<pte_table*>(node)->refcount
                                                      : static_cast<pt_dir*>(node)->refcount;

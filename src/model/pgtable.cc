@@ -25,7 +25,57 @@ uint64_t* new_bits(uint32_t entries) { return new uint64_t[(entries + 63) / 64](
 }
 
 pt_store::~pt_store() {
+  for (size_t i = 1; i + 1 < full_.size(); ++i)
+    for (void* u : {full_[i], empty_[i]}) {
+      auto* d = static_cast<pt_dir*>(u);
+      delete[] d->slot;
+      delete d;
+    }
+  if (!full_.empty()) {
+    delete static_cast<pte_table*>(full_.back());
+    delete static_cast<pte_table*>(empty_.back());
+  }
   for (void* c : chunks_) std::free(c);
+}
+
+void pt_store::init_uniform(const std::vector<uint32_t>& entries) {
+  entries_ = entries;
+  const size_t n = entries.size();
+  full_.assign(n, nullptr);
+  empty_.assign(n, nullptr);
+  for (bool full : {true, false}) {
+    auto* t = new pte_table;
+    t->refcount = kUniformRef;
+    t->nwords = pte_words_;
+    if (full) {
+      t->present = const_cast<uint64_t*>(full_bitmap());
+      t->nr_present = static_cast<uint16_t>(entries[n - 1]);
+    }
+    (full ? full_ : empty_)[n - 1] = t;
+  }
+  for (size_t i = n - 1; i-- > 1;)
+    for (bool full : {true, false}) {
+      auto* d = new pt_dir;
+      d->refcount = kUniformRef;
+      d->entries = entries[i];
+      d->nr_used = entries[i];
+      d->slot = new void*[entries[i]];
+      std::fill(d->slot, d->slot + entries[i], (full ? full_ : empty_)[i + 1]);
+      (full ? full_ : empty_)[i] = d;
+    }
+}
+
+void* pt_store::materialize(int idx, const void* u) {
+  if (size_t(idx) + 1 == entries_.size()) {
+    pte_table* t = new_pte_table();
+    if (u == full_.back()) set_full(t);
+    return t;
+  }
+  const auto* src = static_cast<const pt_dir*>(u);
+  pt_dir* d = new_dir(src->entries);
+  std::copy(src->slot, src->slot + src->entries, d->slot);
+  d->nr_used = src->nr_used;
+  return d;
 }
 
 pte_table* pt_store::new_pte_table() {

@@ -28,6 +28,23 @@
 //  3. anon[i] != 0 implies anonmap bit i; anonmap bit i and writable bit i imply present
 //     bit i. An anonmap entry without an id maps an exclusive page (mapcount 1).
 //  4. A leaf slot is non-null; leaf_write and leaf_page are set only on leaf slots.
+//  5. A uniform node (below) is never modified, never a leaf's deposit, and only ever
+//     under a VMA whose PTEs keep no per-entry state (a shared mapping of an object,
+//     without write-notify, on an rmap design without per-page state).
+//
+// Uniform nodes (issue 11, datacenter scale). A PTE page of a shared object mapping keeps
+// only its presence bitmap: which pages it maps follows from the VMA. So a full one is the
+// same value wherever it sits, and so is an empty one, and so is a directory every slot of
+// which holds the full (or the empty) node of the level below. The store keeps one such
+// node per level and state, and a slot that holds it stands for a whole subtree of
+// simulated page-table pages, each counted as one page of this mm, as if it were private:
+// 1,500 address spaces that each map a 300 GiB segment in full hold 1,500 x 300 pointers
+// to the one full PMD page instead of 230 million PTE-page nodes. This is hash-consing
+// restricted to the values that recur at scale; a general hash of partial bitmaps buys
+// nothing for random touches (their tables differ) and costs a hash per update
+// (docs/decisions.md "Issue 11"). A uniform node is copy-on-write: pt_materialize() gives
+// its slot a private node of the same value before anything changes under it, and the
+// walkers that change tables (pte_walk, dir_walk) do so on their way down.
 #pragma once
 
 #include <algorithm>
@@ -99,6 +116,13 @@ struct pt_dir {
 // The slot value of a leaf with no deposited table.
 void* no_deposit();
 
+// The reference count of a uniform node: such nodes are never freed.
+inline constexpr uint32_t kUniformRef = UINT32_MAX;
+// Whether a node (pte_table or pt_dir: both begin with their reference count) is uniform.
+inline bool is_uniform(const void* node) {
+  return node && node != no_deposit() && *static_cast<const uint32_t*>(node) == kUniformRef;
+}
+
 // Host-side storage for nodes: fixed-size free lists, so that millions of PTE pages cost
 // a few tens of bytes each and allocation is a pointer pop. Not the simulated allocator:
 // what the simulated kernel pays is counted by phys, whatever this costs.
@@ -131,6 +155,15 @@ class pt_store {
   void ensure_anon(pte_table* t, uint32_t entries);
   void drop_private(pte_table* t);   // frees writable/anonmap/anon arrays
 
+  // Uniform nodes: entries[i] is the number of entries of level index i (0 = PGD, which
+  // is never uniform; the last is the PTE level). Builds them once.
+  void init_uniform(const std::vector<uint32_t>& entries);
+  // The uniform node of level index idx >= 1, full (every entry present) or empty.
+  [[nodiscard]] void* uniform(int idx, bool full) const { return full ? full_[size_t(idx)] : empty_[size_t(idx)]; }
+  // A private node with the value of uniform node `u` at level index idx (for a directory,
+  // its slots hold the uniform nodes of the level below).
+  void* materialize(int idx, const void* u);
+
   [[nodiscard]] size_t host_bytes() const { return host_bytes_; }
 
  private:
@@ -140,6 +173,8 @@ class pt_store {
   std::vector<pte_table*> free_tables_;
   std::vector<uint64_t*> free_words_;
   std::vector<void*> chunks_;
+  std::vector<void*> full_, empty_;  // by level index; [0] unused
+  std::vector<uint32_t> entries_;
   size_t host_bytes_ = 0;
 };
 

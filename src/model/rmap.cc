@@ -241,8 +241,7 @@ uint64_t object_page_mapcount(const kernel& k, int32_t obj, uint64_t pg) {
     for (const auto& [start, v] : mmp->vmas) {
       if (v.object != obj || pg < v.pgoff || pg >= v.pgoff + v.pages(k.geo.shift)) continue;
       const vaddr a = v.addr_of(pg, k.geo.shift);
-      bool oom = false;
-      const pte_table* t = pte_walk(const_cast<kernel&>(k), *mmp, a, false, &oom);
+      const pte_table* t = pte_lookup(k, *mmp, a);
       const uint32_t i = k.geo.index(a);
       if (t && t->test(i) && !((t->anon_word(i >> 6) >> (i & 63)) & 1)) ++n;
     }
@@ -273,13 +272,12 @@ namespace {
 
 
 struct pte_loc {
-  pte_table* t = nullptr;
+  const pte_table* t = nullptr;
   uint32_t i = 0;
 };
 
-pte_loc locate(kernel& k, mm_struct& mm, vaddr addr) {
-  bool oom = false;
-  pte_table* t = pte_walk(k, mm, addr, false, &oom);
+pte_loc locate(const kernel& k, const mm_struct& mm, vaddr addr) {
+  const pte_table* t = pte_lookup(k, mm, addr);
   if (!t) return {};
   return {t, k.geo.index(addr)};
 }

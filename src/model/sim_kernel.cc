@@ -23,7 +23,11 @@ kernel::kernel(kernel_profile p, uint64_t total_pages, double fragmentation)
       rmap(&rmap_ops_for(prof.rmap.scheme)),
       pm(prof.zones, prof.paging.page_shift, total_pages, boot_reserved_pages(prof, total_pages),
          pageblock_pages(prof.paging), fragmentation),
-      store(static_cast<uint16_t>(prof.paging.pte().entries / 64)) {}
+      store(static_cast<uint16_t>(prof.paging.pte().entries / 64)) {
+  std::vector<uint32_t> entries;
+  for (int i = 0; i < prof.paging.nr_levels; ++i) entries.push_back(prof.paging.at(i).entries);
+  store.init_uniform(entries);
+}
 
 sim_kernel::sim_kernel(std::unique_ptr<kernel> k) : k_(std::move(k)) {}
 sim_kernel::~sim_kernel() {
@@ -424,8 +428,7 @@ result<page_info> sim_kernel::page_at(uint32_t pid, uint32_t map, bytes off) con
     pi.mapcount = id ? k.huge.anons[id].entire : 0;
     return pi;
   }
-  bool oom = false;
-  pte_table* t = v ? pte_walk(k, *mm, addr, false, &oom) : nullptr;
+  const pte_table* t = v ? pte_lookup(k, *mm, addr) : nullptr;
   const uint32_t i = k.geo.index(addr);
   if (!t || !t->test(i)) return pi;
   pi.present = true;
