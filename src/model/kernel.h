@@ -153,13 +153,38 @@ void exit_mmap(kernel& k, uint32_t pid);
 // Calls f(base, table, lo, hi) for every PTE table present under VMA v of mm: the table
 // at `base` and the part [lo, hi) of v it maps. The scans that look at every PTE of a VMA
 // (2.4's rmap walk, Mapped, sim_kernel::mappings) go through here.
+// Directories are walked top-down, so absent subtrees cost nothing. `full`, when given,
+// is offered every part [lo, hi) of v that a uniform full node above the PTE level maps
+// (pgtable.h) and returns whether it took it; when it does not, the node's tables are
+// visited one by one.
+template <class F, class Full>
+void for_each_pte_table(const kernel& k, const mm_struct& mm, const vm_area_struct& v, F&& f, Full&& full) {
+  const paging_format& pf = k.prof.paging;
+  const int last = pf.nr_levels - 1;
+  auto walk = [&](auto& self, const pt_dir* d, int idx, vaddr base) -> void {
+    const uint64_t span = pf.at(idx).span();
+    const vaddr lo = std::max(v.vm_start, base), hi = std::min<vaddr>(v.vm_end, base + span * pf.at(idx).entries);
+    if (lo >= hi) return;
+    const uint32_t i0 = uint32_t((lo - base) / span), i1 = uint32_t((hi - 1 - base) / span);
+    for (uint32_t i = i0; i <= i1 && d->nr_used; ++i) {
+      const void* s = d->slot[i];
+      if (!s || d->is_leaf(i)) continue;
+      const vaddr b = base + vaddr{i} * span;
+      if (idx + 1 == last) {
+        f(b, static_cast<const pte_table*>(s), std::max(b, v.vm_start), std::min(b + span, v.vm_end));
+        continue;
+      }
+      if (s == k.store.uniform(idx + 1, false)) continue;  // no entry present below
+      if (s == k.store.uniform(idx + 1, true) && full(std::max(b, v.vm_start), std::min(b + span, v.vm_end))) continue;
+      self(self, static_cast<const pt_dir*>(s), idx + 1, b);
+    }
+  };
+  walk(walk, mm.pgd, 0, 0);
+}
+
 template <class F>
-void for_each_pte_table(kernel& k, mm_struct& mm, const vm_area_struct& v, F&& f) {
-  const vaddr span = k.geo.table_span();
-  for (vaddr base = k.geo.table_base(v.vm_start); base < v.vm_end; base += span) {
-    if (const pte_table* t = pte_lookup(k, mm, base))
-      f(base, t, std::max(base, v.vm_start), std::min(base + span, v.vm_end));
-  }
+void for_each_pte_table(const kernel& k, const mm_struct& mm, const vm_area_struct& v, F&& f) {
+  for_each_pte_table(k, mm, v, std::forward<F>(f), [](vaddr, vaddr) { return false; });
 }
 
 template <class F>

@@ -452,12 +452,18 @@ bool keeps_no_entry_state(const kernel& k, const vm_area_struct& vma) {
   return (m == shmem_thp_mode::never || m == shmem_thp_mode::deny) && !vma.hugepage;
 }
 
-// Whether object pages [pg, pg + n) are all in the page cache.
-bool range_resident(const mem_object& obj, uint64_t pg, uint64_t n) {
-  if (obj.nr_resident == obj.nr_pages) return pg + n <= obj.nr_pages;
-  bool all = true;
-  for_each_bit_word(pg, n, [&](uint64_t w, uint64_t m) { all = all && w < obj.resident.size() && (obj.resident[w] & m) == m; });
-  return all;
+// Whether object pages [pg, pg + n) are all in the page cache, none of them, or some.
+enum class residency { all, none, some };
+residency range_residency(const mem_object& obj, uint64_t pg, uint64_t n) {
+  if (obj.nr_resident == obj.nr_pages) return residency::all;
+  if (obj.nr_resident == 0) return residency::none;
+  bool all = true, none = true;
+  for_each_bit_word(pg, n, [&](uint64_t w, uint64_t m) {
+    const uint64_t r = w < obj.resident.size() ? obj.resident[w] & m : 0;
+    all = all && r == m;
+    none = none && r == 0;
+  });
+  return all ? residency::all : none ? residency::none : residency::some;
 }
 
 // The faults that fill one empty PTE page of `vma` whose pages are all cached: one per
@@ -472,10 +478,13 @@ uint64_t faults_to_fill_table(const kernel& k, const vm_area_struct& vma, vaddr 
 
 // touch_range's range operation (issue 11): a touch of every page of the span one node at
 // level index idx maps (a whole PTE page, a whole PMD page, ...), inside a VMA that keeps
-// no per-entry state and with every page already cached, makes that node full whatever
-// it was; when it was absent, the uniform full node goes in with one allocation of all
-// the simulated pages below it, and the counters move as the faults would move them one by
-// one. Returns the end of what it did, or `base` when the slow path must do it.
+// no per-entry state, makes that node full whatever it was; when it was absent, the
+// uniform full node goes in with one allocation of all the simulated pages below it, and
+// the counters move as the faults would move them one by one. The span's pages must be
+// all cached (faults as fault-around maps them) or none (each page is read in and faults
+// once: fault-around finds no cached neighbour); a mix, or memory that might run out, is
+// left to the page-at-a-time path, which fails where the kernel would. Returns the end of
+// what it did, or `base` when the slow path must do it.
 vaddr touch_uniform(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr base, vaddr end, bool write) {
   const paging_format& f = k.prof.paging;
   for (int idx = 1; idx < f.nr_levels; ++idx) {
@@ -489,11 +498,29 @@ vaddr touch_uniform(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr b
     if (look && look->slot[x]) continue;  // something private there: a smaller span, or the slow path
     const uint64_t pages = span >> k.geo.shift, tables = span / k.geo.table_span();
     mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
-    if (!range_resident(obj, vma.pgoff_at(base, k.geo.shift), pages)) return base;
+    const uint64_t pg = vma.pgoff_at(base, k.geo.shift);
+    const residency res = range_residency(obj, pg, pages);
+    if (res == residency::some) return base;
+    // Every page below (tables of every level, and the cache pages to read in) must fit
+    // with room to spare, so that nothing is half done.
+    const uint64_t need = (res == residency::none ? pages : 0) + 2 * tables + f.nr_levels;
+    if (!k.pm.can_alloc(gfp_zone::highuser, need) || !k.pm.can_alloc(gfp_zone::kernel, 2 * tables + f.nr_levels)) return base;
     bool oom = false;
     pt_dir* parent = dir_walk(k, mm, idx - 1, base, true, &oom);
     if (!parent || !pt_install_uniform(k, mm, parent, x, idx, true)) return base;
-    const uint64_t faults = tables * faults_to_fill_table(k, vma, base, write);
+    uint64_t faults = tables * faults_to_fill_table(k, vma, base, write);
+    if (res == residency::none) {
+      // shmem_get_folio for every page, one fault each.
+      if (!k.pm.alloc(page_use::cache, gfp_zone::highuser, pages)) {
+        parent->slot[x] = nullptr;  // cannot happen after can_alloc; undone all the same
+        --parent->nr_used;
+        pt_put(k, mm, idx, k.store.uniform(idx, true));
+        return base;
+      }
+      for_each_bit_word(pg, pages, [&](uint64_t w, uint64_t m) { obj.resident[w] |= m; });
+      obj.nr_resident += pages;
+      faults = pages;
+    }
     k.faults += faults;
     mm.min_flt += faults;
     rss_for_object(k, mm, vma) += pages;

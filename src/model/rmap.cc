@@ -1,6 +1,7 @@
 #include "model/rmap.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "model/kernel.h"
 
@@ -161,35 +162,36 @@ uint64_t remove_anon_word(kernel& k, uint32_t* ids, uint64_t m, uint64_t& remove
 
 uint64_t pte_chain_mapped_object_pages(const kernel& k) { return k.rm.mapped_file; }
 
-// Every object VMA's present, non-anonymous PTEs ORed into a bitmap of its object's pages.
+// Shm/file pages mapped by at least one PTE, counted from the page tables: per object, the
+// ranges uniform full nodes and PMD-mapped folios map (merged), and a sparse bitmap of
+// what other PTE tables map outside them. Host work follows the nodes, not the pages
+// (issue 11): 1,500 sharers of a 300 GiB segment give 450,000 ranges, not 118 billion bits.
 uint64_t scan_mapped_object_pages(const kernel& k) {
-  std::vector<std::vector<uint64_t>> seen(k.objects.size());
+  struct object_maps {
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [first, last) object pages
+    std::unordered_map<uint64_t, uint64_t> bits;        // word index -> pages mapped
+  };
+  std::vector<object_maps> seen(k.objects.size());
   const uint32_t entries = k.prof.paging.pte().entries;
   for (const auto& [pid, mmp] : k.mms) {
-    mm_struct& mm = *mmp;
+    const mm_struct& mm = *mmp;
     for (const auto& vma_entry : mm.vmas) {
       // A named reference, not a structured binding: clang 14 cannot capture those.
       const vm_area_struct& v = vma_entry.second;
       if (v.is_anon() || v.is_hugetlb()) continue;  // hugetlb pages are not in Mapped
-      std::vector<uint64_t>& bits = seen[static_cast<size_t>(v.object)];
-      if (bits.empty()) bits.assign(k.objects[static_cast<size_t>(v.object)].nr_pages / 64 + 2, 0);
+      object_maps& om = seen[static_cast<size_t>(v.object)];
+      auto add_range = [&](vaddr lo, vaddr hi) {
+        const uint64_t pg = v.pgoff_at(lo, k.geo.shift);
+        om.ranges.emplace_back(pg, pg + k.geo.pages(hi - lo));
+        return true;
+      };
       // PMD-mapped shmem folios: every page of the folio (NR_FILE_MAPPED counts them).
-      for_each_leaf(const_cast<kernel&>(k), mm, v.vm_start, v.vm_end, [&](const leaf_ref& l) {
-        const uint64_t pg = v.pgoff_at(l.base, k.geo.shift);
-        for (uint64_t j = 0; j < (l.size >> k.geo.shift); j += 64) bits[(pg + j) >> 6] = ~uint64_t{0};
-      });
-      for_each_pte_table(const_cast<kernel&>(k), mm, v, [&](vaddr base, const pte_table* t, vaddr vlo, vaddr vhi) {
+      for_each_leaf(const_cast<kernel&>(k), const_cast<mm_struct&>(mm), v.vm_start, v.vm_end,
+                    [&](const leaf_ref& l) { add_range(l.base, l.base + l.size); });
+      for_each_pte_table(k, mm, v, [&](vaddr base, const pte_table* t, vaddr vlo, vaddr vhi) {
         if (!t->nr_present) return;
         if (t->is_full() && !t->anonmap) {
-          // Every entry maps its object page: one range of the bitmap.
-          const vaddr lo = vlo, hi = vhi;
-          uint64_t pg = v.pgoff_at(lo, k.geo.shift);
-          for (uint64_t n = k.geo.pages(hi - lo); n;) {
-            const uint64_t sh = pg & 63, take = std::min<uint64_t>(n, 64 - sh);
-            bits[pg >> 6] |= (take == 64 ? ~uint64_t{0} : ((uint64_t{1} << take) - 1)) << sh;
-            pg += take;
-            n -= take;
-          }
+          add_range(vlo, vhi);  // every entry maps its object page
           return;
         }
         for (uint32_t w = 0; w < entries / 64; ++w) {
@@ -207,15 +209,36 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
             pg0 = 0;
           }
           const uint64_t i = uint64_t(pg0) >> 6, sh = uint64_t(pg0) & 63;
-          bits[i] |= m << sh;
-          if (sh) bits[i + 1] |= m >> (64 - sh);
+          om.bits[i] |= m << sh;
+          if (sh && (m >> (64 - sh))) om.bits[i + 1] |= m >> (64 - sh);
         }
-      });
+      }, add_range);
     }
   }
   uint64_t n = 0;
-  for (const auto& bits : seen)
-    for (uint64_t w : bits) n += uint64_t(popcount64(w));
+  for (object_maps& om : seen) {
+    // Merge the ranges, count them, then count the bitmap's pages outside them.
+    std::sort(om.ranges.begin(), om.ranges.end());
+    std::vector<std::pair<uint64_t, uint64_t>> merged;
+    for (const auto& r : om.ranges) {
+      if (!merged.empty() && r.first <= merged.back().second) merged.back().second = std::max(merged.back().second, r.second);
+      else merged.push_back(r);
+    }
+    for (const auto& r : merged) n += r.second - r.first;
+    for (const auto& [w, bits] : om.bits) {
+      uint64_t m = bits;
+      const uint64_t lo = w * 64, hi = lo + 64;
+      // The merged ranges that overlap this word: from the last one starting below hi.
+      auto it = std::upper_bound(merged.begin(), merged.end(), std::make_pair(hi, uint64_t{0}));
+      while (it != merged.begin()) {
+        --it;
+        if (it->second <= lo) break;
+        const uint64_t a = std::max(it->first, lo) - lo, b = std::min(it->second, hi) - lo;
+        m &= ~((b - a == 64 ? ~uint64_t{0} : ((uint64_t{1} << (b - a)) - 1)) << a);
+      }
+      n += uint64_t(popcount64(m));
+    }
+  }
   return n;
 }
 
