@@ -296,7 +296,7 @@ pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom)
       if (!s) { *oom = true; return nullptr; }
       ++d->nr_used;
     }
-    pt_materialize(k, d, x, i + 1);
+    if (is_uniform(s)) pt_materialize(k, d, x, i + 1);
     if (i == f.nr_levels - 2) {
       k.cache_mm = &mm;
       k.cache_base = base;
@@ -328,7 +328,8 @@ pt_dir* dir_walk(kernel& k, mm_struct& mm, int idx, vaddr addr, bool alloc, bool
       if (!s) { *oom = true; return nullptr; }
       ++d->nr_used;
     }
-    d = static_cast<pt_dir*>(pt_materialize(k, d, x, i + 1));
+    if (is_uniform(s)) pt_materialize(k, d, x, i + 1);
+    d = static_cast<pt_dir*>(s);
   }
   return d;
 }

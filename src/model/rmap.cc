@@ -167,11 +167,19 @@ uint64_t pte_chain_mapped_object_pages(const kernel& k) { return k.rm.mapped_fil
 // what other PTE tables map outside them. Host work follows the nodes, not the pages
 // (issue 11): 1,500 sharers of a 300 GiB segment give 450,000 ranges, not 118 billion bits.
 uint64_t scan_mapped_object_pages(const kernel& k) {
+  // The bitmap is dense for objects up to 4 TiB of 4 KiB pages (128 MiB of bitmap at
+  // most, and only while counting), sparse beyond.
+  constexpr uint64_t kDenseMaxWords = uint64_t{1} << 24;
   struct object_maps {
     std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [first, last) object pages
-    std::unordered_map<uint64_t, uint64_t> bits;        // word index -> pages mapped
+    std::vector<uint64_t> dense;                        // or, by word index:
+    std::unordered_map<uint64_t, uint64_t> sparse;
+    uint64_t& word(uint64_t i) { return dense.empty() ? sparse[i] : dense[i]; }
   };
   std::vector<object_maps> seen(k.objects.size());
+  for (size_t o = 0; o < seen.size(); ++o)
+    if (const uint64_t words = k.objects[o].nr_pages / 64 + 2; words <= kDenseMaxWords && k.objects[o].nr_resident)
+      seen[o].dense.assign(words, 0);
   const uint32_t entries = k.prof.paging.pte().entries;
   for (const auto& [pid, mmp] : k.mms) {
     const mm_struct& mm = *mmp;
@@ -209,8 +217,8 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
             pg0 = 0;
           }
           const uint64_t i = uint64_t(pg0) >> 6, sh = uint64_t(pg0) & 63;
-          om.bits[i] |= m << sh;
-          if (sh && (m >> (64 - sh))) om.bits[i + 1] |= m >> (64 - sh);
+          om.word(i) |= m << sh;
+          if (sh && (m >> (64 - sh))) om.word(i + 1) |= m >> (64 - sh);
         }
       }, add_range);
     }
@@ -225,7 +233,7 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
       else merged.push_back(r);
     }
     for (const auto& r : merged) n += r.second - r.first;
-    for (const auto& [w, bits] : om.bits) {
+    auto outside_ranges = [&](uint64_t w, uint64_t bits) {
       uint64_t m = bits;
       const uint64_t lo = w * 64, hi = lo + 64;
       // The merged ranges that overlap this word: from the last one starting below hi.
@@ -236,8 +244,11 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
         const uint64_t a = std::max(it->first, lo) - lo, b = std::min(it->second, hi) - lo;
         m &= ~((b - a == 64 ? ~uint64_t{0} : ((uint64_t{1} << (b - a)) - 1)) << a);
       }
-      n += uint64_t(popcount64(m));
-    }
+      return uint64_t(popcount64(m));
+    };
+    for (uint64_t w = 0; w < om.dense.size(); ++w)
+      if (om.dense[w]) n += outside_ranges(w, om.dense[w]);
+    for (const auto& [w, bits] : om.sparse) n += outside_ranges(w, bits);
   }
   return n;
 }
