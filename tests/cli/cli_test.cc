@@ -540,8 +540,11 @@ TEST_F(CliTrace, RoundTripOfEveryBuiltinScenario) {
     // The sanitizer build simulates about 25 times slower; these scenarios simulate tens of
     // millions of mappings (Release: 2 s and 10 s; here: 1 and 5 minutes a run). Their
     // round trip is checked in Release (tests/cli/seeds_test.cc runs them too).
-    if (name == "seeds/rmap-dss" || name == "examples/lowmem-sga-2.5") continue;
+    if (name == "seeds/rmap-dss" || name == "examples/lowmem-sga-2.5" || name.rfind("scale/", 0) == 0) continue;
 #endif
+    // 1.2 billion random faults (BENCHMARKS.md "Datacenter scale"); its op stream is the
+    // other scale scenarios' with a random pattern, which smaller scenarios round-trip.
+    if (name == "scale/sga-1500x300g-1pct") continue;
     const auto direct = run_vmlab({"run", name, "--json"});
     const auto replay = run_vmlab({"run", "--trace", f, "--json"});
     EXPECT_EQ(direct.exit_code, replay.exit_code);
