@@ -495,8 +495,11 @@ vaddr touch_uniform(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr b
     const pt_dir* look = dir_lookup(k, mm, idx - 1, base);
     const uint32_t x = f.index(idx - 1, base);
     if (look && look->is_leaf(x)) return base;
-    if (look && look->slot[x] == k.store.uniform(idx, true)) return base + span;  // all there: no fault
-    if (look && look->slot[x]) continue;  // something private there: a smaller span, or the slow path
+    const void* cur = look ? look->slot[x] : nullptr;
+    if (cur == k.store.uniform(idx, true)) return base + span;  // all there: no fault
+    // The empty node (a zapped span) has its tables already: they only fill.
+    const bool refill = cur == k.store.uniform(idx, false);
+    if (cur && !refill) continue;  // something private there: a smaller span, or the slow path
     const uint64_t pages = span >> k.geo.shift, tables = span / k.geo.table_span();
     mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
     const uint64_t pg = vma.pgoff_at(base, k.geo.shift);
@@ -508,14 +511,25 @@ vaddr touch_uniform(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr b
     if (!k.pm.can_alloc(gfp_zone::highuser, need) || !k.pm.can_alloc(gfp_zone::kernel, 2 * tables + f.nr_levels)) return base;
     bool oom = false;
     pt_dir* parent = dir_walk(k, mm, idx - 1, base, true, &oom);
-    if (!parent || !pt_install_uniform(k, mm, parent, x, idx, true)) return base;
+    if (!parent) return base;
+    if (refill) {
+      parent->slot[x] = k.store.uniform(idx, true);
+      k.cache_mm = nullptr;
+    } else if (!pt_install_uniform(k, mm, parent, x, idx, true)) {
+      return base;
+    }
     uint64_t faults = tables * faults_to_fill_table(k, vma, base, write);
     if (res == residency::none) {
       // shmem_get_folio for every page, one fault each.
       if (!k.pm.alloc(page_use::cache, gfp_zone::highuser, pages)) {
-        parent->slot[x] = nullptr;  // cannot happen after can_alloc; undone all the same
-        --parent->nr_used;
-        pt_put(k, mm, idx, k.store.uniform(idx, true));
+        // Cannot happen after can_alloc; undone all the same.
+        if (refill) {
+          parent->slot[x] = k.store.uniform(idx, false);
+        } else {
+          parent->slot[x] = nullptr;
+          --parent->nr_used;
+          pt_put(k, mm, idx, k.store.uniform(idx, true));
+        }
         return base;
       }
       for_each_bit_word(pg, pages, [&](uint64_t w, uint64_t m) { obj.resident[w] |= m; });
