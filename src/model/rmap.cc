@@ -167,9 +167,11 @@ uint64_t pte_chain_mapped_object_pages(const kernel& k) { return k.rm.mapped_fil
 // what other PTE tables map outside them. Host work follows the nodes, not the pages
 // (issue 11): 1,500 sharers of a 300 GiB segment give 450,000 ranges, not 118 billion bits.
 uint64_t scan_mapped_object_pages(const kernel& k) {
-  // The bitmap is dense for objects up to 4 TiB of 4 KiB pages (128 MiB of bitmap at
-  // most, and only while counting), sparse beyond.
-  constexpr uint64_t kDenseMaxWords = uint64_t{1} << 24;
+  // The bitmap is dense (one bit per object page, only while counting) when that costs at
+  // most 8 MiB or four times the page cache's own bitmap of what is cached (only cached
+  // pages can be mapped), sparse otherwise: a 64 TiB object with a few pages cached
+  // costs what they cost.
+  constexpr uint64_t kDenseWords = uint64_t{1} << 20;
   struct object_maps {
     std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [first, last) object pages
     std::vector<uint64_t> dense;                        // or, by word index:
@@ -178,7 +180,8 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
   };
   std::vector<object_maps> seen(k.objects.size());
   for (size_t o = 0; o < seen.size(); ++o)
-    if (const uint64_t words = k.objects[o].nr_pages / 64 + 2; words <= kDenseMaxWords && k.objects[o].nr_resident)
+    if (const uint64_t words = k.objects[o].nr_pages / 64 + 2;
+        k.objects[o].nr_resident && (words <= kDenseWords || words <= 4 * (k.objects[o].nr_resident / 64 + 1)))
       seen[o].dense.assign(words, 0);
   const uint32_t entries = k.prof.paging.pte().entries;
   for (const auto& [pid, mmp] : k.mms) {
