@@ -56,6 +56,9 @@ struct kernel {
   std::vector<uint32_t> free_anon_vmas;
   pt_store store;
   huge_state huge;
+  // Host bytes of the objects' per-page chunks (sparse.h), kept as they come and go.
+  // Declared before `objects`, which point at it: it outlives them.
+  size_t object_host_bytes = 0;
   std::vector<mem_object> objects;
   std::map<uint32_t, std::unique_ptr<mm_struct>> mms;
   uint64_t faults = 0;

@@ -54,16 +54,9 @@ uint64_t resident_word(const kernel& k, const vm_area_struct& vma, vaddr base, u
   // Object page of this word's entry 0 (may be "negative" when the VMA starts inside the
   // word; those entries are masked off).
   const int64_t p = int64_t(vma.pgoff) + (int64_t(wlo) - int64_t(vma.vm_start)) / int64_t(k.geo.size());
-  const uint64_t* r = obj.resident.data();
-  const size_t nwords = obj.resident.size();
   uint64_t v = 0;
-  if (p >= 0) {
-    const uint64_t q = uint64_t(p), sh = q & 63, i = q >> 6;
-    if (i < nwords) v = r[i] >> sh;
-    if (sh && i + 1 < nwords) v |= r[i + 1] << (64 - sh);
-  } else if (p > -64) {
-    v = r[0] << uint64_t(-p);
-  }
+  if (p >= 0) v = obj.resident.window(uint64_t(p));
+  else if (p > -64) v = obj.resident.word(0) << uint64_t(-p);
   return v & in_vma;
 }
 
@@ -73,7 +66,7 @@ bool make_resident(kernel& k, const vm_area_struct& vma, vaddr base, uint32_t i)
   const uint64_t pg = vma.pgoff_at(base + (vaddr{i} << k.geo.shift), k.geo.shift);
   if (obj.is_resident(pg)) return true;
   if (!k.pm.alloc(page_use::cache, gfp_zone::highuser, 1)) return false;
-  obj.resident[pg >> 6] |= bit(uint32_t(pg & 63));
+  obj.resident.set(pg);
   ++obj.nr_resident;
   return true;
 }
@@ -86,7 +79,7 @@ bool make_resident_word(kernel& k, const vm_area_struct& vma, vaddr base, uint32
   mem_object& obj = k.objects[vma.object];
   for (uint64_t b = cold; b; b &= b - 1) {
     const uint64_t pg = vma.pgoff_at(base + (vaddr{w * 64 + uint32_t(__builtin_ctzll(b))} << k.geo.shift), k.geo.shift);
-    obj.resident[pg >> 6] |= bit(uint32_t(pg & 63));
+    obj.resident.set(pg);
   }
   obj.nr_resident += uint64_t(popcount64(cold));
   return true;

@@ -163,7 +163,8 @@ uint64_t pte_chain_mapped_object_pages(const kernel& k) { return k.rm.mapped_fil
 
 // Every object VMA's present, non-anonymous PTEs ORed into a bitmap of its object's pages.
 uint64_t scan_mapped_object_pages(const kernel& k) {
-  std::vector<std::vector<uint64_t>> seen(k.objects.size());
+  // Sparse (sparse.h): the scan's memory follows the mapped pages, not the objects' sizes.
+  std::vector<sparse_bitmap> seen(k.objects.size());
   const uint32_t entries = k.prof.paging.pte().entries;
   for (const auto& [pid, mmp] : k.mms) {
     mm_struct& mm = *mmp;
@@ -171,12 +172,11 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
       // A named reference, not a structured binding: clang 14 cannot capture those.
       const vm_area_struct& v = vma_entry.second;
       if (v.is_anon() || v.is_hugetlb()) continue;  // hugetlb pages are not in Mapped
-      std::vector<uint64_t>& bits = seen[static_cast<size_t>(v.object)];
-      if (bits.empty()) bits.assign(k.objects[static_cast<size_t>(v.object)].nr_pages / 64 + 2, 0);
+      sparse_bitmap& bits = seen[static_cast<size_t>(v.object)];
       // PMD-mapped shmem folios: every page of the folio (NR_FILE_MAPPED counts them).
       for_each_leaf(const_cast<kernel&>(k), mm, v.vm_start, v.vm_end, [&](const leaf_ref& l) {
         const uint64_t pg = v.pgoff_at(l.base, k.geo.shift);
-        for (uint64_t j = 0; j < (l.size >> k.geo.shift); j += 64) bits[(pg + j) >> 6] = ~uint64_t{0};
+        for (uint64_t j = 0; j < (l.size >> k.geo.shift); j += 64) bits.word_ref((pg + j) >> 6) = ~uint64_t{0};
       });
       for_each_pte_table(const_cast<kernel&>(k), mm, v, [&](vaddr base, const pte_table* t, vaddr vlo, vaddr vhi) {
         if (!t->nr_present) return;
@@ -186,7 +186,7 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
           uint64_t pg = v.pgoff_at(lo, k.geo.shift);
           for (uint64_t n = k.geo.pages(hi - lo); n;) {
             const uint64_t sh = pg & 63, take = std::min<uint64_t>(n, 64 - sh);
-            bits[pg >> 6] |= (take == 64 ? ~uint64_t{0} : ((uint64_t{1} << take) - 1)) << sh;
+            bits.word_ref(pg >> 6) |= (take == 64 ? ~uint64_t{0} : ((uint64_t{1} << take) - 1)) << sh;
             pg += take;
             n -= take;
           }
@@ -207,15 +207,14 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
             pg0 = 0;
           }
           const uint64_t i = uint64_t(pg0) >> 6, sh = uint64_t(pg0) & 63;
-          bits[i] |= m << sh;
-          if (sh) bits[i + 1] |= m >> (64 - sh);
+          bits.word_ref(i) |= m << sh;
+          if (sh && (m >> (64 - sh))) bits.word_ref(i + 1) |= m >> (64 - sh);
         }
       });
     }
   }
   uint64_t n = 0;
-  for (const auto& bits : seen)
-    for (uint64_t w : bits) n += uint64_t(popcount64(w));
+  for (const auto& bits : seen) n += bits.popcount();
   return n;
 }
 
