@@ -295,7 +295,11 @@ void zap_huge_pmds(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr st
     bool oom = false;
     uint32_t i = 0;
     pt_dir* d = pmd_table(k, mm, base, false, &oom, &i);
-    if (!d || !d->is_leaf(i)) continue;
+    if (!d) {
+      base = pte_walk_skip(k, mm, base) - span;  // no PMD table: nothing huge in its span
+      continue;
+    }
+    if (!d->is_leaf(i)) continue;
     k.cache_mm = nullptr;
     if (!vma.is_anon()) {
       k.store.clear_leaf(d, i);

@@ -98,6 +98,11 @@ void pt_get(kernel& k, mm_struct& mm, int idx, void* node);
 // The PTE table for `addr`, allocating missing levels when `alloc`; nullptr when absent,
 // when a huge leaf maps the address, or (alloc) when memory ran out — *oom tells which.
 pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom);
+// Where no PTE table maps addr (pte_walk found none): the first address past the entry,
+// at the highest level, that is empty or a huge leaf there; so that walks over a sparse
+// range skip a missing PMD (1 GiB) or PUD table (512 GiB) in one step, not 2 MiB at a
+// time. addr + the PTE table span when only the PTE table is missing.
+vaddr pte_walk_skip(const kernel& k, const mm_struct& mm, vaddr addr);
 // The table at level index idx (its slots are level-idx entries) for `addr`, allocating
 // the levels above when `alloc`; nullptr when absent, under a huge leaf, or on ENOMEM
 // (*oom). idx 0 is the PGD.
@@ -142,10 +147,14 @@ void exit_mmap(kernel& k, uint32_t pid);
 template <class F>
 void for_each_pte_table(kernel& k, mm_struct& mm, const vm_area_struct& v, F&& f) {
   const vaddr span = k.geo.table_span();
-  for (vaddr base = k.geo.table_base(v.vm_start); base < v.vm_end; base += span) {
+  for (vaddr base = k.geo.table_base(v.vm_start); base < v.vm_end;) {
     bool oom = false;
-    if (const pte_table* t = pte_walk(k, mm, base, false, &oom))
+    if (const pte_table* t = pte_walk(k, mm, base, false, &oom)) {
       f(base, t, std::max(base, v.vm_start), std::min(base + span, v.vm_end));
+      base += span;
+    } else {
+      base = pte_walk_skip(k, mm, base);  // a whole empty upper-level span at once
+    }
   }
 }
 

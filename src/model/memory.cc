@@ -300,6 +300,20 @@ pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom)
   return nullptr;
 }
 
+vaddr pte_walk_skip(const kernel& k, const mm_struct& mm, vaddr addr) {
+  const paging_format& f = k.prof.paging;
+  const pt_dir* d = mm.pgd;
+  for (int i = 0; i < f.nr_levels - 1; ++i) {
+    const uint32_t x = f.index(i, addr);
+    if (!d || d->is_leaf(x) || !d->slot[x]) {
+      const vaddr entry = f.at(i).span();  // what one entry of this level maps
+      return (addr & ~(entry - 1)) + entry;
+    }
+    d = static_cast<const pt_dir*>(d->slot[x]);
+  }
+  return k.geo.table_base(addr) + k.geo.table_span();
+}
+
 pt_dir* dir_walk(kernel& k, mm_struct& mm, int idx, vaddr addr, bool alloc, bool* oom) {
   const paging_format& f = k.prof.paging;
   pt_dir* d = mm.pgd;
@@ -422,6 +436,13 @@ status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, v
     } else {
       // First touched address at or after lo on the stride grid from start.
       vaddr a = start + div_round_up(lo - start, stride) * stride;
+      if (a >= hi) {
+        // Nothing to touch under this table: go straight to the table of the next touched
+        // address, so that a sparse stride costs the tables it touches, not the range.
+        if (a >= end) break;
+        base = k.geo.table_base(a) - span;
+        continue;
+      }
       for (; a < hi; a += stride) { const uint32_t i = uint32_t(k.geo.pages(a - base)); mask[i >> 6] |= bit(i); }
       bool any = false;
       for (uint32_t w = 0; w < tv.nwords; ++w) any |= mask[w] != 0;
@@ -453,7 +474,10 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
   for (vaddr base = k.geo.table_base(start); base < end; base += span) {
     bool oom = false;
     pte_table* t = pte_walk(k, mm, base, false, &oom);
-    if (!t) continue;
+    if (!t) {
+      base = pte_walk_skip(k, mm, base) - span;  // past a missing PMD or PUD table at once
+      continue;
+    }
     const vaddr lo = std::max(base, start), hi = std::min(base + span, end);
     uint64_t mask[kMaxPteWords] = {};
     set_bits(mask, uint32_t(k.geo.pages(lo - base)), uint32_t(k.geo.pages(hi - base)));
