@@ -61,8 +61,8 @@ double cpu_now() { return double(std::clock()) / CLOCKS_PER_SEC; }
 namespace {
 
 std::string mib(size_t b) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", double(b) / double(MiB));
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f MiB (%zu bytes)", double(b) / double(MiB), b);
   return buf;
 }
 
