@@ -36,7 +36,7 @@ status touch_random(sim_kernel& k, const op& o, const std::function<status(uint6
   // memory of a touch follows the distinct pages it touches, not its count. Uniform
   // pages are distinct already.
   touch_page_gen g(o);
-  page_set seen(o.pattern == touch_pattern::zipf ? o.off / 4096 + o.len / 4096 : 0);
+  page_set seen(o.pattern == touch_pattern::zipf ? g.limit() : 0);
   std::vector<uint64_t> batch;
   while (g.next(batch, kTouchBatch)) {
     if (o.pattern == touch_pattern::zipf) {

@@ -163,6 +163,8 @@ touch_page_gen::touch_page_gen(const op& o) : st_(std::make_unique<state>(o)) {
 
 touch_page_gen::~touch_page_gen() = default;
 
+uint64_t touch_page_gen::limit() const { return st_->first + st_->pages; }
+
 bool touch_page_gen::next(std::vector<uint64_t>& out, size_t max) {
   out.clear();
   if (done_ >= count_) return false;

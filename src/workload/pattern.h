@@ -54,6 +54,8 @@ class touch_page_gen {
   bool next(std::vector<uint64_t>& out, size_t max);
   [[nodiscard]] uint64_t total() const { return count_; }     // pages (uniform) or accesses (zipf)
   [[nodiscard]] uint64_t produced() const { return done_; }
+  // Every page it produces is below this (the range's end, in pages of the mapping).
+  [[nodiscard]] uint64_t limit() const;
 
  private:
   struct state;
