@@ -341,7 +341,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // VMLAB_FUZZ_DUMP=1 prints each input as a trace, for `vmlab run --trace --check`.
   static const bool dump = std::getenv("VMLAB_FUZZ_DUMP") != nullptr;
   if (dump) std::fprintf(stderr, "%s", vmlab::write_trace(s).c_str());
-  auto r = vmlab::run_sim(s, vmlab::sim_options{true});
+  vmlab::sim_options opt;
+  opt.check_invariants = true;
+  auto r = vmlab::run_sim(s, opt);
   if (!r.ok() && r.error().code() == vmlab::status_code::check_failed) {
     std::fprintf(stderr, "%s\n--- op stream ---\n%s\n", r.error().to_string().c_str(), vmlab::write_trace(s).c_str());
     std::abort();

@@ -8,8 +8,8 @@
 // The codes keep apart what callers must treat differently: malformed input (the run
 // never starts), the simulated kernel's refusal of one op (a finding: the run ends there
 // and reports it), the host failing us (a fork, a /proc read), and a signal that stopped
-// a live run. Exit statuses: 0 ok; 1 a check failed or the simulated kernel refused an
-// op; 2 bad input or usage; 3 the host failed; 128 + N interrupted by signal N (130 for
+// a live run. Exit statuses: 0 ok; 1 a check failed, the simulated kernel refused an
+// op, or the host cannot hold the run; 2 bad input or usage; 3 the host failed; 128 + N interrupted by signal N (130 for
 // SIGINT, 143 for SIGTERM, as shells report it).
 //
 // A status may carry a source location (file, line, column and the text of that line);
@@ -33,6 +33,7 @@ enum class status_code : uint8_t {
   io_error,          // the host failed us (fork, mmap, /proc): exit 3
   interrupted,       // a signal stopped a live run (cleaned up): exit 128 + signal
   check_failed,      // a check the user asked for failed (validate tolerance): exit 1
+  host_memory,       // the host cannot hold the run (std::bad_alloc, --max-host-memory): exit 1
 };
 
 struct source_location {
@@ -56,6 +57,7 @@ class status {
     return s;
   }
   static status check_failed(std::string msg) { return {status_code::check_failed, std::move(msg)}; }
+  static status host_memory(std::string msg) { return {status_code::host_memory, std::move(msg)}; }
 
   [[nodiscard]] bool ok() const { return code_ == status_code::ok; }
   [[nodiscard]] status_code code() const { return code_; }

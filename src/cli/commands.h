@@ -37,7 +37,7 @@ void add_set_option(CLI::App& app, std::vector<std::string>& settings);
 // "vmlab: <message>" on stderr: what a live run tells the user while it goes on.
 void say_to_stderr(const std::string& message);
 
-// Parses "64MiB"-style --max-memory values; 0 when empty.
-result<bytes> parse_memory_option(const std::string& text);
+// Parses "64MiB"-style --max-memory (or `option`) values; 0 when empty.
+result<bytes> parse_memory_option(const std::string& text, const std::string& option = "--max-memory");
 
 }  // namespace vmlab::cli

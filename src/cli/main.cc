@@ -1,6 +1,7 @@
 // vmlab: one binary, subcommands from one table (ninja's kTools pattern).
 #include <cstdio>
 #include <iostream>
+#include <new>
 
 #include "cli/commands.h"
 #include "workload/scenario.h"
@@ -31,10 +32,10 @@ void add_set_option(CLI::App& app, std::vector<std::string>& settings) {
 
 void say_to_stderr(const std::string& message) { std::cerr << "vmlab: " << message << "\n"; }
 
-result<bytes> parse_memory_option(const std::string& text) {
+result<bytes> parse_memory_option(const std::string& text, const std::string& option) {
   if (text.empty()) return bytes{0};
   auto r = parse_size(text);
-  if (!r.ok()) return status::invalid_argument("--max-memory: " + r.error().message());
+  if (!r.ok()) return status::invalid_argument(option + ": " + r.error().message());
   return r;
 }
 
@@ -77,6 +78,17 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;  // usage errors are exit 2
   }
   for (auto& [sub, act] : subs)
-    if (sub->parsed()) return act();
+    if (sub->parsed()) {
+      // The sim engine names the op that ran the host out of memory (run_sim); this is
+      // the last line for everything else (reading a scenario whose op stream the host
+      // cannot hold, a report): a message and exit 1, never an abort.
+      try {
+        return act();
+      } catch (const std::bad_alloc&) {
+        std::cerr << "vmlab: error: the host ran out of memory (std::bad_alloc) in `vmlab " << sub->get_name()
+                  << "`: the input needs more host memory than this machine can give\n";
+        return 1;
+      }
+    }
   return 2;
 }

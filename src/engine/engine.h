@@ -18,10 +18,32 @@ class sim_kernel;
 // Applies one op to a simulated kernel (the sim engine's step; the live engine's shadow
 // uses it too, so both engines resolve every op identically).
 status apply_op(sim_kernel& k, const op& o);
+// A uniform or zipf touch op, applied a batch of kTouchBatch pages at a time; `between`
+// (when set) is called after each batch with the accesses done and their total, and a
+// status it returns ends the op (the host-memory guard and progress use it).
+inline constexpr size_t kTouchBatch = size_t{1} << 16;
+status touch_random(sim_kernel& k, const op& o, const std::function<status(uint64_t, uint64_t)>& between);
+
+// Where a sim run is: passed to sim_options::progress after every op and after every
+// batch of a long random touch.
+struct sim_progress {
+  size_t ops_done = 0;   // ops applied
+  size_t ops_total = 0;  // ops in the stream
+  const op* current = nullptr;   // the op being applied (nullptr between ops)
+  uint64_t op_done = 0, op_total = 0;  // within a random touch: accesses done / in all
+  size_t host_bytes = 0;  // sim_kernel::model_host_bytes()
+};
 
 struct sim_options {
   // Run check_invariants() after every op (slow; tests and --check).
   bool check_invariants = false;
+  // Stop the run (status host_memory, exit 1) once the model's host bytes
+  // (sim_kernel::model_host_bytes) exceed this; 0: no limit. Checked after every op and
+  // after every batch of a random touch, so one range op may overshoot it by what it adds.
+  bytes max_host_memory = 0;
+  // Called often (after every op): the engine has no clock or terminal of its own; the
+  // caller decides what to show and how often (the CLI's progress line).
+  std::function<void(const sim_progress&)> progress;
 };
 
 // Applies every op to a fresh sim_kernel. An op the simulated kernel refuses ends the run:

@@ -1,6 +1,8 @@
 // The sim engine: ops -> sim_kernel calls, samples at every `phase` op and at the end.
 #include <chrono>
+#include <cstdio>
 #include <ctime>
+#include <new>
 
 #include "engine/engine.h"
 #include "model/profile.h"
@@ -9,6 +11,8 @@
 #include "workload/trace.h"
 
 namespace vmlab {
+status touch_random(sim_kernel& k, const op& o, const std::function<status(uint64_t, uint64_t)>& between);
+
 status apply_op(sim_kernel& k, const op& o) {
   switch (o.kind) {
     case op_kind::spawn: return k.spawn(o.pid);
@@ -21,8 +25,29 @@ status apply_op(sim_kernel& k, const op& o) {
     case op_kind::touch:
       if (o.pattern == touch_pattern::all) return k.touch(o.pid, o.map, o.off, o.len, 4096, o.write);
       if (o.pattern == touch_pattern::stride) return k.touch(o.pid, o.map, o.off, o.len, o.stride, o.write);
-      return k.touch_pages(o.pid, o.map, first_touches(touch_page_list(o)), o.write);
+      return touch_random(k, o, {});
     case op_kind::phase: return {};
+  }
+  return {};
+}
+
+status touch_random(sim_kernel& k, const op& o, const std::function<status(uint64_t, uint64_t)>& between) {
+  // A batch at a time, repeats dropped (first_touches, across batches), so that the host
+  // memory of a touch follows the distinct pages it touches, not its count. Uniform
+  // pages are distinct already.
+  touch_page_gen g(o);
+  page_set seen(o.pattern == touch_pattern::zipf ? g.limit() : 0);
+  std::vector<uint64_t> batch;
+  while (g.next(batch, kTouchBatch)) {
+    if (o.pattern == touch_pattern::zipf) {
+      size_t n = 0;
+      for (uint64_t p : batch)
+        if (seen.insert(p)) batch[n++] = p;
+      batch.resize(n);
+    }
+    if (status s = k.touch_pages(o.pid, o.map, batch, o.write); !s.ok()) return s;
+    if (between)
+      if (status s = between(g.produced(), g.total()); !s.ok()) return s;
   }
   return {};
 }
@@ -30,6 +55,24 @@ status apply_op(sim_kernel& k, const op& o) {
 namespace {
 
 double cpu_now() { return double(std::clock()) / CLOCKS_PER_SEC; }
+
+}  // namespace
+
+namespace {
+
+std::string mib(size_t b) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f MiB (%zu bytes)", double(b) / double(MiB), b);
+  return buf;
+}
+
+// "op 7 (touch ...)": how the host-memory errors name the op.
+std::string op_name(const op_stream& s, size_t i) { return "op " + std::to_string(i) + " (" + format_op(s, s.ops[i]) + ")"; }
+
+status over_limit(const op_stream& s, size_t i, size_t have, bytes limit) {
+  return status::host_memory(op_name(s, i) + ": the model needs " + mib(have) + " of host memory, more than --max-host-memory " +
+                             mib(limit) + "; give a larger limit, or fewer processes or pages");
+}
 
 }  // namespace
 
@@ -46,9 +89,42 @@ result<run_result> run_sim(const op_stream& s, const sim_options& opt) {
   r.slabinfo_version = k.slabinfo_version();
   r.rmap = rmap_scheme_name(k.profile().rmap.scheme);
   r.vmpte_line = k.profile().reports_vmpte;
+  sim_progress pr;
+  pr.ops_total = s.ops.size();
+  // Within a random touch: the guard and the progress line, after every batch.
+  size_t cur = 0;
+  const auto between = [&](uint64_t done, uint64_t total) -> status {
+    const size_t have = k.model_host_bytes();
+    if (opt.max_host_memory && have > opt.max_host_memory) return over_limit(s, cur, have, opt.max_host_memory);
+    if (opt.progress) {
+      pr.current = &s.ops[cur];
+      pr.op_done = done;
+      pr.op_total = total;
+      pr.host_bytes = have;
+      opt.progress(pr);
+    }
+    return {};
+  };
   for (size_t i = 0; i < s.ops.size(); ++i) {
     const op& o = s.ops[i];
-    status st = apply_op(k, o);
+    cur = i;
+    status st;
+    // The model allocates as the simulated kernel would need, and a run can need more
+    // than this host has (10^6 processes, a touch of terabytes): that ends here with the
+    // op named, never as an uncaught std::bad_alloc.
+    try {
+      const bool random = o.kind == op_kind::touch && o.pattern != touch_pattern::all && o.pattern != touch_pattern::stride;
+      if (random && (opt.max_host_memory || opt.progress)) {
+        st = touch_random(k, o, between);
+        if (st.code() == status_code::host_memory) return st;
+      } else {
+        st = apply_op(k, o);
+      }
+    } catch (const std::bad_alloc&) {
+      return status::host_memory(op_name(s, i) + ": the host could not give vmlab the memory this op needs (the model held " +
+                                 mib(k.model_host_bytes()) + " of host memory when an allocation failed); " +
+                                 "run fewer processes or pages, or on a host with more memory");
+    }
     if (!st.ok()) {
       if (st.code() != status_code::refused) return st;  // a malformed stream, not a kernel event
       r.failures.push_back({i, format_op(s, o), st.message()});
@@ -58,6 +134,17 @@ result<run_result> run_sim(const op_stream& s, const sim_options& opt) {
     if (opt.check_invariants)
       if (std::string bad = k.check_invariants(); !bad.empty())
         return status::check_failed("invariant broken after op " + std::to_string(i) + " (" + format_op(s, o) + "): " + bad);
+    if (opt.max_host_memory || opt.progress) {
+      const size_t have = k.model_host_bytes();
+      if (opt.max_host_memory && have > opt.max_host_memory) return over_limit(s, i, have, opt.max_host_memory);
+      if (opt.progress) {
+        pr.ops_done = i + 1;
+        pr.current = nullptr;
+        pr.op_done = pr.op_total = 0;
+        pr.host_bytes = have;
+        opt.progress(pr);
+      }
+    }
     if (o.kind == op_kind::phase) {
       sample smp = k.snapshot(o.name);
       smp.op_index = i + 1;

@@ -169,7 +169,7 @@ void check_huge(const kernel& k, recount& rc, uint64_t& anon_pages) {
   uint64_t folios = 0, pmd_mapped = 0;
   for (size_t o = 0; o < k.objects.size(); ++o) {
     const mem_object& obj = k.objects[o];
-    for (uint64_t w : obj.huge_folio) folios += uint64_t(popcount64(w));
+    folios += obj.huge_folio.popcount();
     for (uint64_t c = 0; c < obj.pmd_maps.size(); ++c) {
       auto it = rc.pmd_maps.find({int32_t(o), c});
       const uint32_t n = it == rc.pmd_maps.end() ? 0 : it->second;
@@ -188,8 +188,8 @@ void check_huge(const kernel& k, recount& rc, uint64_t& anon_pages) {
     uint64_t in_files = 0, reserved = 0;
     for (const mem_object& obj : k.objects) {
       if (obj.huge_shift != h.shift) continue;
-      for (uint64_t w : obj.hpage) in_files += uint64_t(popcount64(w));
-      for (uint64_t w : obj.hpage_resv) reserved += uint64_t(popcount64(w));
+      in_files += obj.hpage.popcount();
+      reserved += obj.hpage_resv.popcount();
     }
     std::set<const uint64_t*> resv_maps;
     for (const auto& [pid, mm] : k.mms)
@@ -253,18 +253,22 @@ void check_rmap(const kernel& k, recount& rc) {
     // Only pages in the page cache can carry a mapcount or a chain: a page is faulted in
     // before it is mapped, and nothing drops pages from the cache. The scan skips the
     // empty words of the residency bitmap, so its cost follows what was touched.
-    for (uint64_t w = 0; w < obj.resident.size(); ++w)
-      for (uint64_t bits = obj.resident[w]; bits; bits &= bits - 1) {
+    bool bad = false;
+    obj.resident.for_each_word([&](uint64_t w, uint64_t word) {
+      for (uint64_t bits = word; bits && !bad; bits &= bits - 1) {
         const uint64_t pg = (w << 6) + uint64_t(std::countr_zero(bits));
         if (pg >= obj.nr_pages) break;
         const auto it = refs.find(pg);
         const uint32_t n = it == refs.end() ? 0 : it->second;
         if (obj.mapcount[pg] != n) {
           rc.err << "object " << o << " page " << pg << " mapcount " << obj.mapcount[pg] << " != " << n << "; ";
+          bad = true;
           return;
         }
         check_chain(obj.mapcount[pg], obj.chain[pg], "object page");
       }
+    });
+    if (bad) return;
   }
   if (mapped_file != count_mapped_object_pages(k))
     rc.err << "mapped file pages " << count_mapped_object_pages(k) << " != " << mapped_file << "; ";
@@ -385,8 +389,7 @@ std::string sim_kernel::check_invariants() const {
     rc.err << "AnonPages " << k.pm.used(page_use::anon) << " != recount " << anon_pages << "; ";
   uint64_t cache = 0;
   for (const auto& o : k.objects) {
-    uint64_t n = 0;
-    for (uint64_t w : o.resident) n += uint64_t(popcount64(w));
+    const uint64_t n = o.resident.popcount();
     if (n != o.nr_resident) rc.err << "object residency count differs; ";
     cache += n;
   }

@@ -134,12 +134,12 @@ bool shmem_huge_folio(kernel& k, const vm_area_struct& vma, vaddr base) {
   const uint64_t first = chunk * pmd_pages(k);
   if (first + pmd_pages(k) > obj.nr_pages) return false;  // a folio past EOF
   for (uint64_t w = first / 64; w < (first + pmd_pages(k)) / 64; ++w)
-    if (obj.resident[w]) return false;  // small pages there already
+    if (obj.resident.word(w)) return false;  // small pages there already
   if (!k.pm.alloc_huge(page_use::cache, 1)) {
     ++k.huge.thp_fallbacks;
     return false;
   }
-  for (uint64_t w = first / 64; w < (first + pmd_pages(k)) / 64; ++w) obj.resident[w] = ~uint64_t{0};
+  for (uint64_t w = first / 64; w < (first + pmd_pages(k)) / 64; ++w) obj.resident.word_ref(w) = ~uint64_t{0};
   obj.nr_resident += pmd_pages(k);
   mem_object::put_bit(obj.huge_folio, chunk, true);
   k.huge.shmem_thps += pmd_pages(k);

@@ -345,8 +345,9 @@ status hugetlb_reserve(kernel& k, vm_area_struct& vma) {
   }
   h.resv += chg;
   if (vma.shared) {
-    if (obj.hpage_resv.size() < (first + n + 63) / 64) obj.hpage_resv.resize((first + n + 63) / 64, 0);
-    for_each_bit_word(first, n, [&](uint64_t w, uint64_t m) { obj.hpage_resv[w] |= m & ~mem_object::word_of(obj.hpage, w); });
+    for_each_bit_word(first, n, [&](uint64_t w, uint64_t m) {
+      if (const uint64_t add = m & ~mem_object::word_of(obj.hpage, w)) obj.hpage_resv.word_ref(w) |= add;
+    });
   } else {
     vma.resv = std::make_shared<uint64_t>(chg);
     k.huge.resv_consumed.erase(vma.resv.get());  // a fresh resv_map (the address may be reused)

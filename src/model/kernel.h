@@ -56,6 +56,9 @@ struct kernel {
   std::vector<uint32_t> free_anon_vmas;
   pt_store store;
   huge_state huge;
+  // Host bytes of the objects' per-page chunks (sparse.h), kept as they come and go.
+  // Declared before `objects`, which point at it: it outlives them.
+  size_t object_host_bytes = 0;
   std::vector<mem_object> objects;
   std::map<uint32_t, std::unique_ptr<mm_struct>> mms;
   uint64_t faults = 0;
@@ -106,6 +109,11 @@ pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom)
 // The PTE table for `addr` to read only (it may be a uniform node); nullptr when absent
 // or under a huge leaf.
 const pte_table* pte_lookup(const kernel& k, const mm_struct& mm, vaddr addr);
+// Where no PTE table maps addr (pte_walk found none): the first address past the entry,
+// at the highest level, that is empty or a huge leaf there; so that walks over a sparse
+// range skip a missing PMD (1 GiB) or PUD table (512 GiB) in one step, not 2 MiB at a
+// time. addr + the PTE table span when only the PTE table is missing.
+vaddr pte_walk_skip(const kernel& k, const mm_struct& mm, vaddr addr);
 // The table at level index idx (its slots are level-idx entries) for `addr`, allocating
 // the levels above when `alloc`; nullptr when absent, under a huge leaf, or on ENOMEM
 // (*oom). idx 0 is the PGD. As pte_walk, made private on the way.

@@ -54,16 +54,9 @@ uint64_t resident_word(const kernel& k, const vm_area_struct& vma, vaddr base, u
   // Object page of this word's entry 0 (may be "negative" when the VMA starts inside the
   // word; those entries are masked off).
   const int64_t p = int64_t(vma.pgoff) + (int64_t(wlo) - int64_t(vma.vm_start)) / int64_t(k.geo.size());
-  const uint64_t* r = obj.resident.data();
-  const size_t nwords = obj.resident.size();
   uint64_t v = 0;
-  if (p >= 0) {
-    const uint64_t q = uint64_t(p), sh = q & 63, i = q >> 6;
-    if (i < nwords) v = r[i] >> sh;
-    if (sh && i + 1 < nwords) v |= r[i + 1] << (64 - sh);
-  } else if (p > -64) {
-    v = r[0] << uint64_t(-p);
-  }
+  if (p >= 0) v = obj.resident.window(uint64_t(p));
+  else if (p > -64) v = obj.resident.word(0) << uint64_t(-p);
   return v & in_vma;
 }
 
@@ -73,7 +66,7 @@ bool make_resident(kernel& k, const vm_area_struct& vma, vaddr base, uint32_t i)
   const uint64_t pg = vma.pgoff_at(base + (vaddr{i} << k.geo.shift), k.geo.shift);
   if (obj.is_resident(pg)) return true;
   if (!k.pm.alloc(page_use::cache, gfp_zone::highuser, 1)) return false;
-  obj.resident[pg >> 6] |= bit(uint32_t(pg & 63));
+  obj.resident.set(pg);
   ++obj.nr_resident;
   return true;
 }
@@ -86,7 +79,7 @@ bool make_resident_word(kernel& k, const vm_area_struct& vma, vaddr base, uint32
   mem_object& obj = k.objects[vma.object];
   for (uint64_t b = cold; b; b &= b - 1) {
     const uint64_t pg = vma.pgoff_at(base + (vaddr{w * 64 + uint32_t(__builtin_ctzll(b))} << k.geo.shift), k.geo.shift);
-    obj.resident[pg >> 6] |= bit(uint32_t(pg & 63));
+    obj.resident.set(pg);
   }
   obj.nr_resident += uint64_t(popcount64(cold));
   return true;
@@ -315,6 +308,25 @@ const pte_table* pte_lookup(const kernel& k, const mm_struct& mm, vaddr addr) {
   return d->is_leaf(x) ? nullptr : static_cast<const pte_table*>(d->slot[x]);
 }
 
+vaddr pte_walk_skip(const kernel& k, const mm_struct& mm, vaddr addr) {
+  const paging_format& f = k.prof.paging;
+  const pt_dir* d = mm.pgd;
+  for (int i = 0; i < f.nr_levels - 1; ++i) {
+    const uint32_t x = f.index(i, addr);
+    if (!d || d->is_leaf(x) || !d->slot[x]) {
+      const vaddr entry = f.at(i).span();  // what one entry of this level maps
+      // In the table that points at PTE tables: on to its next PTE table, a slot scan
+      // rather than a walk from the PGD for every empty slot.
+      uint32_t y = x + 1;
+      if (d && i == f.nr_levels - 2)
+        while (y < d->entries && (!d->slot[y] || d->is_leaf(y))) ++y;
+      return (addr & ~(entry - 1)) + vaddr{y - x} * entry;
+    }
+    d = static_cast<const pt_dir*>(d->slot[x]);
+  }
+  return k.geo.table_base(addr) + k.geo.table_span();
+}
+
 pt_dir* dir_walk(kernel& k, mm_struct& mm, int idx, vaddr addr, bool alloc, bool* oom) {
   const paging_format& f = k.prof.paging;
   pt_dir* d = mm.pgd;
@@ -447,8 +459,9 @@ bool keeps_no_entry_state(const kernel& k, const vm_area_struct& vma) {
   if (!entries_stateless(k, vma)) return false;
   const mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
   if (!k.prof.huge.shmem_thp || obj.kind != object_kind::shm || vma.nohugepage) return true;
-  for (uint64_t w : obj.huge_folio)
-    if (w) return false;
+  bool any_folio = false;
+  obj.huge_folio.for_each_word([&](uint64_t, uint64_t) { any_folio = true; });
+  if (any_folio) return false;
   const shmem_thp_mode m = k.prof.huge.shmem_enabled;
   return (m == shmem_thp_mode::never || m == shmem_thp_mode::deny) && !vma.hugepage;
 }
@@ -460,7 +473,7 @@ residency range_residency(const mem_object& obj, uint64_t pg, uint64_t n) {
   if (obj.nr_resident == 0) return residency::none;
   bool all = true, none = true;
   for_each_bit_word(pg, n, [&](uint64_t w, uint64_t m) {
-    const uint64_t r = w < obj.resident.size() ? obj.resident[w] & m : 0;
+    const uint64_t r = obj.resident.word(w) & m;
     all = all && r == m;
     none = none && r == 0;
   });
@@ -532,7 +545,7 @@ vaddr touch_uniform(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr b
         }
         return base;
       }
-      for_each_bit_word(pg, pages, [&](uint64_t w, uint64_t m) { obj.resident[w] |= m; });
+      for_each_bit_word(pg, pages, [&](uint64_t w, uint64_t m) { obj.resident.word_ref(w) |= m; });
       obj.nr_resident += pages;
       faults = pages;
     }
@@ -569,6 +582,13 @@ status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, v
     } else {
       // First touched address at or after lo on the stride grid from start.
       vaddr a = start + div_round_up(lo - start, stride) * stride;
+      if (a >= hi) {
+        // Nothing to touch under this table: go straight to the table of the next touched
+        // address, so that a sparse stride costs the tables it touches, not the range.
+        if (a >= end) break;
+        base = k.geo.table_base(a) - span;
+        continue;
+      }
       for (; a < hi; a += stride) { const uint32_t i = uint32_t(k.geo.pages(a - base)); mask[i >> 6] |= bit(i); }
       bool any = false;
       for (uint32_t w = 0; w < tv.nwords; ++w) any |= mask[w] != 0;
@@ -650,7 +670,10 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
     }
     bool oom = false;
     pte_table* t = pte_walk(k, mm, base, false, &oom);
-    if (!t) continue;
+    if (!t) {
+      base = pte_walk_skip(k, mm, base) - span;  // past a missing PMD or PUD table at once
+      continue;
+    }
     const vaddr lo = std::max(base, start), hi = std::min(base + span, end);
     uint64_t mask[kMaxPteWords] = {};
     set_bits(mask, uint32_t(k.geo.pages(lo - base)), uint32_t(k.geo.pages(hi - base)));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/pgtable.h"
+#include "model/sparse.h"
 #include "model/slab.h"
 #include "vmlab/op.h"
 #include "vmlab/run_result.h"
@@ -22,24 +23,26 @@ namespace vmlab {
 
 // A per-page field of an object, where the kernel keeps it in struct page. struct page
 // exists only for pages in memory, while an object may be declared far larger than what
-// is ever faulted (a 512 GiB segment with a few pages touched). The array comes from
-// calloc, which hands out large blocks as untouched zero pages, so the model's memory and
-// set-up time follow what is touched rather than what is declared.
+// is ever faulted (a 512 GiB segment with a few pages touched, or 2^60 bytes that are
+// never mapped). The field is sparse (sparse.h): chunks of it exist once a page in them
+// was written, so the model's memory follows what is touched rather than what is declared.
 class page_field {
  public:
-  void assign_zero(uint64_t n) {
-    p_.reset(static_cast<uint32_t*>(std::calloc(n, sizeof(uint32_t))));
-    if (n && !p_) throw std::bad_alloc();
+  // The scheme keeps this field: every page starts at 0.
+  void assign_zero(uint64_t /*n*/) {
+    v_.clear();
+    used_ = true;
   }
-  [[nodiscard]] bool empty() const { return !p_; }  // never assigned: the scheme keeps no such field
-  uint32_t& operator[](uint64_t i) { return p_[i]; }
-  uint32_t operator[](uint64_t i) const { return p_[i]; }
+  [[nodiscard]] bool empty() const { return !used_; }  // never assigned: the scheme keeps no such field
+  uint32_t& operator[](uint64_t i) { return v_.at(i); }
+  uint32_t operator[](uint64_t i) const { return v_.get(i); }
+  [[nodiscard]] size_t host_bytes() const { return v_.host_bytes(); }
+  void account_to(size_t* acct) { v_.account_to(acct); }
+  void expect_entries(uint64_t n) { v_.expect_entries(n); }
 
  private:
-  struct free_deleter {
-    void operator()(uint32_t* p) const { std::free(p); }
-  };
-  std::unique_ptr<uint32_t[], free_deleter> p_;
+  sparse_array<uint32_t, 1024> v_;
+  bool used_ = false;
 };
 
 // A shm segment or a file, with its page cache, or a hugetlb file with its huge pages.
@@ -47,23 +50,25 @@ class page_field {
 struct mem_object {
   object_kind kind = object_kind::shm;
   uint64_t nr_pages = 0;
-  std::vector<uint64_t> resident;  // page-cache presence bitmap, one bit per page
+  sparse_bitmap resident;  // page-cache presence bitmap, one bit per page (sparse: sparse.h)
   uint64_t nr_resident = 0;
   // shm: the page cache holds 2 MiB folios here (shmem THP), by PMD-size chunk of the
   // object; and how many PMD entries map each such folio (ShmemPmdMapped counts folios
   // mapped by at least one).
-  std::vector<uint64_t> huge_folio;
+  sparse_bitmap huge_folio;
   std::vector<uint32_t> pmd_maps;
   // hugetlb: the huge page size (as a shift), and per huge page whether it is allocated
   // (in the hugetlbfs page cache) and whether a shared mapping reserved it (the file's
   // resv_map: reserved and not yet allocated).
   uint8_t huge_shift = 0;
-  std::vector<uint64_t> hpage;
-  std::vector<uint64_t> hpage_resv;
+  sparse_bitmap hpage;
+  sparse_bitmap hpage_resv;
+  [[nodiscard]] static bool test_bit(const sparse_bitmap& v, uint64_t i) { return v.test(i); }
+  [[nodiscard]] static uint64_t word_of(const sparse_bitmap& v, uint64_t w) { return v.word(w); }
+  static void put_bit(sparse_bitmap& v, uint64_t i, bool on) { v.put(i, on); }
   [[nodiscard]] static bool test_bit(const std::vector<uint64_t>& v, uint64_t i) {
     return i / 64 < v.size() && (v[i / 64] >> (i & 63)) & 1;
   }
-  [[nodiscard]] static uint64_t word_of(const std::vector<uint64_t>& v, uint64_t w) { return w < v.size() ? v[w] : 0; }
   static void put_bit(std::vector<uint64_t>& v, uint64_t i, bool on) {
     if (i / 64 >= v.size()) v.resize(i / 64 + 1, 0);
     if (on) v[i / 64] |= uint64_t{1} << (i & 63);
@@ -73,7 +78,22 @@ struct mem_object {
   // head + 1 (allocated only under the pte_chain scheme).
   page_field mapcount;
   page_field chain;
-  [[nodiscard]] bool is_resident(uint64_t pg) const { return (resident[pg >> 6] >> (pg & 63)) & 1; }
+  [[nodiscard]] bool is_resident(uint64_t pg) const { return resident.test(pg); }
+  // Counts the per-page arrays' chunks into *acct (kernel::object_host_bytes).
+  void account_to(size_t* acct) {
+    for (sparse_bitmap* b : {&resident, &huge_folio, &hpage, &hpage_resv}) b->account_to(acct);
+    mapcount.account_to(acct);
+    chain.account_to(acct);
+    // Random faults find their chunk through a directory when the object is small.
+    resident.expect_bits(nr_pages + 64);
+    mapcount.expect_entries(nr_pages);
+    chain.expect_entries(nr_pages);
+  }
+  // Host bytes of the per-page arrays above.
+  [[nodiscard]] size_t host_bytes() const {
+    return resident.host_bytes() + huge_folio.host_bytes() + hpage.host_bytes() + hpage_resv.host_bytes() +
+           pmd_maps.capacity() * sizeof(uint32_t) + mapcount.host_bytes() + chain.host_bytes();
+  }
 };
 
 struct vm_area_struct {

@@ -3,6 +3,7 @@
 #include "vmlab/sim_kernel.h"
 
 #include <algorithm>
+#include <new>
 
 #include "model/kernel.h"
 
@@ -32,9 +33,16 @@ kernel::kernel(kernel_profile p, uint64_t total_pages, double fragmentation)
 sim_kernel::sim_kernel(std::unique_ptr<kernel> k) : k_(std::move(k)) {}
 sim_kernel::~sim_kernel() {
   if (!k_) return;
-  std::vector<uint32_t> pids;
-  for (const auto& [pid, mm] : k_->mms) pids.push_back(pid);
-  for (uint32_t pid : pids) exit_mmap(*k_, pid);
+  // A run stopped because the host ran out of memory (std::bad_alloc) ends here too, and
+  // tearing down may need a little memory itself: then the tables are left to the host,
+  // which takes them back at exit, rather than a second bad_alloc ending vmlab.
+  try {
+    std::vector<uint32_t> pids;
+    for (const auto& [pid, mm] : k_->mms) pids.push_back(pid);
+    for (uint32_t pid : pids) exit_mmap(*k_, pid);
+  } catch (const std::bad_alloc&) {
+    (void)k_.release();
+  }
 }
 
 result<std::unique_ptr<sim_kernel>> sim_kernel::create(const machine_decl& m, const std::vector<object_decl>& objects) {
@@ -71,12 +79,12 @@ result<std::unique_ptr<sim_kernel>> sim_kernel::create(const machine_decl& m, co
       size = round_up(size, h->size());  // newseg()/hugetlbfs: whole huge pages
     }
     obj.nr_pages = div_round_up(size, page);
-    obj.resident.assign(div_round_up(obj.nr_pages, 64) + 1, 0);
     if (k->rmap->per_page_state) {  // struct page's rmap fields (rmap.h)
       obj.mapcount.assign_zero(obj.nr_pages);
       obj.chain.assign_zero(obj.nr_pages);
     }
     k->objects.push_back(std::move(obj));
+    k->objects.back().account_to(&k->object_host_bytes);
   }
   return std::unique_ptr<sim_kernel>(new sim_kernel(std::move(k)));
 }
@@ -176,8 +184,8 @@ result<vaddr> sim_kernel::mmap(const op& o) {
     obj.kind = object_kind::hugetlb;
     obj.huge_shift = h->shift;
     obj.nr_pages = round_up(o.len, h->size()) >> k_->geo.shift;
-    obj.resident.assign(div_round_up(obj.nr_pages, 64) + 1, 0);
     k_->objects.push_back(std::move(obj));
+    k_->objects.back().account_to(&k_->object_host_bytes);
     op file = o;
     file.object = static_cast<int32_t>(k_->objects.size() - 1);
     file.obj_off = 0;
@@ -454,6 +462,13 @@ result<page_info> sim_kernel::page_at(uint32_t pid, uint32_t map, bytes off) con
 uint64_t sim_kernel::cow_faults() const { return k_->cow_faults; }
 bool sim_kernel::has_process(uint32_t pid) const { return k_->mms.count(pid) != 0; }
 size_t sim_kernel::host_bytes() const { return k_->store.host_bytes(); }
+size_t sim_kernel::model_host_bytes() const {
+  // The big structures that grow with a run, each counted in O(1): page-table nodes, the
+  // objects' per-page chunks, and one mm_struct with its PGD node per process (counted
+  // by the store) and its map table.
+  return k_->store.host_bytes() + k_->object_host_bytes + k_->mms.size() * sizeof(mm_struct) +
+         k_->objects.capacity() * sizeof(mem_object);
+}
 
 vaddr sim_kernel::map_addr(uint32_t pid, uint32_t map) const {
   auto it = k_->mms.find(pid);

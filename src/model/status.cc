@@ -29,6 +29,7 @@ int status::exit_code() const {
   switch (code_) {
     case status_code::ok: return 0;
     case status_code::check_failed:
+    case status_code::host_memory:
     case status_code::refused: return 1;
     case status_code::invalid_argument:
     case status_code::not_supported: return 2;

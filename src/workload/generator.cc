@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,7 @@ class generator {
     out_.source = sc_.name;
     procs_.push_back({});  // pid 0 is never used
     for (const auto& g : sc_.groups) {
+      group_ids_.try_emplace(g.name, groups_.size());
       groups_.push_back({g.name, {}});
       for (uint32_t i = 0; i < g.count; ++i) {
         const uint32_t pid = next_pid_++;
@@ -58,10 +60,10 @@ class generator {
   void emit(op o) { out_.ops.push_back(std::move(o)); }
 
   uint32_t map_index(const std::string& name) {
-    auto it = std::find(out_.map_names.begin(), out_.map_names.end(), name);
-    if (it != out_.map_names.end()) return uint32_t(it - out_.map_names.begin());
-    out_.map_names.push_back(name);
-    return uint32_t(out_.map_names.size() - 1);
+    // A hash map, not a scan of map_names: a scenario may name 200,000 mappings.
+    auto [it, added] = map_ids_.try_emplace(name, uint32_t(out_.map_names.size()));
+    if (added) out_.map_names.push_back(name);
+    return it->second;
   }
 
   op mmap_op(uint32_t pid, const map_spec& m) {
@@ -88,9 +90,8 @@ class generator {
   }
 
   live_group* find_group(const std::string& name) {
-    for (auto& g : groups_)
-      if (g.name == name) return &g;
-    return nullptr;
+    auto it = group_ids_.find(name);
+    return it == group_ids_.end() ? nullptr : &groups_[it->second];
   }
 
   status actors(const phase_spec& ph, std::vector<uint32_t>& pids) {
@@ -141,6 +142,7 @@ class generator {
           emit(std::move(o));
         }
       }
+      group_ids_.try_emplace(children.name, groups_.size());
       groups_.push_back(std::move(children));
     } else if (ph.act == phase_action::exit) {
       for (uint32_t pid : pids) {
@@ -209,6 +211,8 @@ class generator {
   op_stream out_;
   std::vector<proc> procs_;
   std::vector<live_group> groups_;
+  std::unordered_map<std::string, size_t> group_ids_;  // name -> index in groups_ (the first of that name)
+  std::unordered_map<std::string, uint32_t> map_ids_;  // name -> index in out_.map_names
   uint32_t next_pid_ = 1;
 };
 

@@ -80,64 +80,150 @@ uint64_t rng::below(uint64_t n) {
 
 double rng::unit() { return double(next() >> 11) * 0x1.0p-53; }
 
-std::vector<uint64_t> touch_page_list(const op& o) {
-  const uint64_t pages = o.len / 4096;
-  std::vector<uint64_t> out;
-  if (pages == 0) return out;
-  rng r(o.seed);
+namespace {
+
+// Dense bitmaps up to this many bits (8 MiB of host memory), whatever the count: below it
+// a bitmap is both smaller than a hash set of a few pages and faster.
+constexpr uint64_t kDenseBits = uint64_t{1} << 26;
+// Partial Fisher-Yates keeps the permutation in a vector up to this many pages, else in a
+// hash map of the displaced entries (perm[i] == i for every other i): same draws, same
+// pages, memory following the pages drawn.
+constexpr uint64_t kDensePerm = uint64_t{1} << 20;
+
+}  // namespace
+
+// A hash set entry costs about this many host bytes (node, key, bucket).
+constexpr uint64_t kSetEntryBytes = 32;
+
+page_set::page_set(uint64_t limit) : limit_(limit) {
+  dense_ = limit <= kDenseBits;
+  if (dense_) bits_.assign((limit + 63) / 64, 0);
+}
+
+void page_set::densify() {
+  bits_.assign((limit_ + 63) / 64, 0);
+  for (uint64_t p : set_) bits_[p >> 6] |= uint64_t{1} << (p & 63);
+  set_ = {};
+  dense_ = true;
+}
+
+bool page_set::insert(uint64_t p) {
+  if (!dense_) {
+    const bool added = set_.insert(p).second;
+    if (set_.size() * kSetEntryBytes >= limit_ / 8) densify();  // the bitmap is now the smaller
+    return added;
+  }
+  uint64_t& w = bits_[p >> 6];
+  const uint64_t b = uint64_t{1} << (p & 63);
+  if (w & b) return false;
+  w |= b;
+  return true;
+}
+
+struct touch_page_gen::state {
+  explicit state(const op& op_) : r(op_.seed), o(op_) {}
+  rng r;
+  op o;
+  uint64_t pages = 0, first = 0;  // pages in the range; its first page in the mapping
+  // uniform, sparse (count * 2 <= pages): rejection against the pages drawn so far.
+  std::unique_ptr<page_set> seen;
+  // uniform, dense: the lazily materialised permutation.
+  std::vector<uint64_t> perm;
+  std::unordered_map<uint64_t, uint64_t> displaced;
+  // zipf
+  std::unique_ptr<zipf_sampler> z;
+  uint64_t step = 0;
+  uint64_t perm_at(uint64_t i) const {
+    if (!perm.empty()) return perm[i];
+    auto it = displaced.find(i);
+    return it == displaced.end() ? i : it->second;
+  }
+};
+
+touch_page_gen::touch_page_gen(const op& o) : st_(std::make_unique<state>(o)) {
+  state& s = *st_;
+  s.pages = o.len / 4096;
+  s.first = o.off / 4096;
+  if (s.pages == 0) return;
   if (o.pattern == touch_pattern::uniform) {
-    const uint64_t count = std::min(o.count, pages);
-    // Distinct pages: a partial Fisher-Yates over a lazily materialised permutation
-    // when dense, rejection with a bitmap when sparse.
-    std::vector<uint64_t> seen((pages + 63) / 64, 0);
-    out.reserve(count);
-    if (count * 2 <= pages) {
-      while (out.size() < count) {
-        const uint64_t p = r.below(pages);
-        if ((seen[p >> 6] >> (p & 63)) & 1) continue;
-        seen[p >> 6] |= uint64_t{1} << (p & 63);
-        out.push_back(p);
-      }
-    } else {
-      std::vector<uint64_t> perm(pages);
-      std::iota(perm.begin(), perm.end(), 0);
-      for (uint64_t i = 0; i < count; ++i) {
-        const uint64_t j = i + r.below(pages - i);
-        std::swap(perm[i], perm[j]);
-        out.push_back(perm[i]);
-      }
+    count_ = std::min(o.count, s.pages);
+    if (count_ * 2 <= s.pages) s.seen = std::make_unique<page_set>(s.pages);
+    else if (s.pages <= kDensePerm) {
+      s.perm.resize(s.pages);
+      std::iota(s.perm.begin(), s.perm.end(), 0);
     }
   } else if (o.pattern == touch_pattern::zipf) {
-    zipf_sampler z(pages, o.theta);
-    uint64_t step = 0x9e3779b97f4a7c15ull % pages;
-    if (step == 0) step = 1;
-    while (std::gcd(step, pages) != 1) ++step;
-    out.reserve(o.count);
-    for (uint64_t i = 0; i < o.count; ++i) {
-      const uint64_t rank = z.sample(r);
+    count_ = o.count;
+    s.z = std::make_unique<zipf_sampler>(s.pages, o.theta);
+    s.step = 0x9e3779b97f4a7c15ull % s.pages;
+    if (s.step == 0) s.step = 1;
+    while (std::gcd(s.step, s.pages) != 1) ++s.step;
+  }
+}
+
+touch_page_gen::~touch_page_gen() = default;
+
+uint64_t touch_page_gen::limit() const { return st_->first + st_->pages; }
+
+bool touch_page_gen::next(std::vector<uint64_t>& out, size_t max) {
+  out.clear();
+  if (done_ >= count_) return false;
+  state& s = *st_;
+  const uint64_t n = std::min<uint64_t>(max, count_ - done_);
+  out.reserve(n);
+  const uint64_t pages = s.pages;
+  if (s.o.pattern == touch_pattern::uniform) {
+    if (s.seen) {
+      // Distinct pages by rejection: sparse enough that few draws are wasted.
+      while (out.size() < n) {
+        const uint64_t p = s.r.below(pages);
+        if (s.seen->insert(p)) out.push_back(p);
+      }
+    } else {
+      // A partial Fisher-Yates shuffle; entry i of the permutation is fixed at step i.
+      for (uint64_t i = done_; i < done_ + n; ++i) {
+        const uint64_t j = i + s.r.below(pages - i);
+        if (!s.perm.empty()) {
+          std::swap(s.perm[i], s.perm[j]);
+          out.push_back(s.perm[i]);
+        } else {
+          const uint64_t pi = s.perm_at(i), pj = s.perm_at(j);
+          s.displaced[j] = pi;
+          s.displaced.erase(i);  // never read again: step i is past
+          out.push_back(pj);
+        }
+      }
+    }
+  } else {
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t rank = s.z->sample(s.r);
       // 64-bit arithmetic when it cannot overflow: a 128-bit modulo is a libgcc call.
-      if (is_pow2(pages)) out.push_back((rank * step) & (pages - 1));
-      else if (pages <= (uint64_t{1} << 32)) out.push_back((rank * step) % pages);
-      else out.push_back(uint64_t((__uint128_t(rank) * step) % pages));
+      if (is_pow2(pages)) out.push_back((rank * s.step) & (pages - 1));
+      else if (pages <= (uint64_t{1} << 32)) out.push_back((rank * s.step) % pages);
+      else out.push_back(uint64_t((__uint128_t(rank) * s.step) % pages));
     }
   }
-  for (auto& p : out) p += o.off / 4096;
+  done_ += n;
+  for (auto& p : out) p += s.first;
+  return true;
+}
+
+std::vector<uint64_t> touch_page_list(const op& o) {
+  touch_page_gen g(o);
+  std::vector<uint64_t> out, batch;
+  out.reserve(std::min<uint64_t>(g.total(), uint64_t{1} << 20));
+  while (g.next(batch, size_t{1} << 16)) out.insert(out.end(), batch.begin(), batch.end());
   return out;
 }
 
 std::vector<uint64_t> first_touches(const std::vector<uint64_t>& pages) {
   uint64_t max = 0;
   for (uint64_t p : pages) max = std::max(max, p);
-  std::vector<uint64_t> seen(max / 64 + 1, 0);
+  page_set seen(max + 1);
   std::vector<uint64_t> out;
   out.reserve(pages.size());
-  for (uint64_t p : pages) {
-    uint64_t& w = seen[p >> 6];
-    const uint64_t b = uint64_t{1} << (p & 63);
-    if (w & b) continue;
-    w |= b;
-    out.push_back(p);
-  }
+  for (uint64_t p : pages)
+    if (seen.insert(p)) out.push_back(p);
   return out;
 }
 

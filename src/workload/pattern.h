@@ -9,6 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "vmlab/op.h"
@@ -35,17 +38,61 @@ class rng {
   uint64_t s_[4];
 };
 
-// The page indices (relative to op.off) a uniform or zipf touch op selects, in access
-// order. `pages` = op.len / 4096. For `uniform`, count distinct pages; for `zipf`, count
-// accesses (pages may repeat), rank r mapped to page (r * step) mod pages with a step
-// coprime to pages, so hot pages are spread over the range.
+// The pages a uniform or zipf touch op selects, in access order, a batch at a time.
+// Why a generator: a touch's count may be 2^34 (fraction 1 of a 64 TiB mapping), and the
+// whole list would need that many words of host memory before the first page is touched.
+// The generator's own memory follows the pages it has produced (the uniform pattern's
+// record of pages drawn), so a run's host memory follows what it touches.
+class touch_page_gen {
+ public:
+  explicit touch_page_gen(const op& o);
+  ~touch_page_gen();
+  touch_page_gen(const touch_page_gen&) = delete;
+  touch_page_gen& operator=(const touch_page_gen&) = delete;
+  // Replaces `out` with up to `max` next pages (indices relative to the mapping, i.e.
+  // op.off / page size already added); false when there are no more.
+  bool next(std::vector<uint64_t>& out, size_t max);
+  [[nodiscard]] uint64_t total() const { return count_; }     // pages (uniform) or accesses (zipf)
+  [[nodiscard]] uint64_t produced() const { return done_; }
+  // Every page it produces is below this (the range's end, in pages of the mapping).
+  [[nodiscard]] uint64_t limit() const;
+
+ private:
+  struct state;
+  std::unique_ptr<state> st_;
+  uint64_t count_ = 0, done_ = 0;
+};
+
+// The page indices a uniform or zipf touch op selects, in access order: every batch of
+// touch_page_gen. `pages` = op.len / 4096. For `uniform`, count distinct pages; for
+// `zipf`, count accesses (pages may repeat), rank r mapped to page (r * step) mod pages
+// with a step coprime to pages, so hot pages are spread over the range.
 std::vector<uint64_t> touch_page_list(const op& o);
+
+// A set of page indices whose memory follows its size: a hash set while it is small
+// against the range, a dense bitmap of the range once that is smaller (or the range is
+// small anyway).
+class page_set {
+ public:
+  // Pages are < `limit`.
+  explicit page_set(uint64_t limit);
+  // Inserts p; false when it was already there.
+  bool insert(uint64_t p);
+
+ private:
+  void densify();
+  uint64_t limit_;
+  std::vector<uint64_t> bits_;
+  std::unordered_set<uint64_t> set_;
+  bool dense_ = true;
+};
 
 // The first occurrence of each page, in order. Applying these is exactly equivalent to
 // applying the whole list: within one touch op every access is of one kind (read or
 // write), and a repeated access finds its page mapped as the first one left it — it
 // neither faults nor maps anything (fault-around included). The sim engine uses it to
-// skip repeats of a Zipf stream.
+// skip repeats of a Zipf stream (a page_set kept across batches does the same a batch at
+// a time).
 std::vector<uint64_t> first_touches(const std::vector<uint64_t>& pages);
 
 }  // namespace vmlab

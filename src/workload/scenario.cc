@@ -9,8 +9,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
+#include <unordered_set>
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
@@ -349,8 +351,7 @@ status read_objects(const source_text& src, const table_reader& top, scenario_sp
     if (!o.has("name")) return o.missing("name");
     if (status s = o.get_token("name", d.name); !s.ok()) return s;
     if (d.name == "anon") return o.bad_value("name", "'anon' is reserved for private anonymous mappings; choose another object name");
-    for (const auto& e : sc.objects)
-      if (e.name == d.name) return o.bad_value("name", "duplicate object name '" + d.name + "'");
+    if (sc.object_ids.count(d.name)) return o.bad_value("name", "duplicate object name '" + d.name + "'");
     std::string kind = "shm";
     if (status s = o.get("kind", kind); !s.ok()) return s;
     if (kind == "shm") d.kind = object_kind::shm;
@@ -362,12 +363,21 @@ status read_objects(const source_text& src, const table_reader& top, scenario_sp
     if (d.size == 0) return o.bad_value("size", "object '" + d.name + "' has size 0");
     if (status s = o.get_size("page_size", d.page_size); !s.ok()) return s;
     if (auto e = check_object(sc.profile, d)) return o.bad_value(o.has(e->field) ? e->field : "kind", e->message);
+    sc.object_ids.emplace(d.name, int32_t(sc.objects.size()));
     sc.objects.push_back(std::move(d));
   }
   return {};
 }
 
-status read_map(const source_text& src, const toml::table& t, const scenario_spec& sc, group_spec& g) {
+// What read_map checks each new mapping against, kept per group so that a group of
+// 200,000 mappings is read in linear time: the names so far, and the fixed mappings by
+// start address (an overlap can only be with the neighbours of the new one).
+struct group_index {
+  std::unordered_set<std::string> names;
+  std::map<vaddr, size_t> fixed;  // start -> index in group_spec::maps
+};
+
+status read_map(const source_text& src, const toml::table& t, const scenario_spec& sc, group_spec& g, group_index& gi) {
   table_reader m(src, t, "[[group.map]]");
   if (status s = m.check_keys({"name", "object", "shared", "size", "offset", "prot", "locked", "addr", "align", "phase",
                                "hugetlb", "page_size", "noreserve", "advice"});
@@ -377,19 +387,21 @@ status read_map(const source_text& src, const toml::table& t, const scenario_spe
   ms.where = m.where();
   if (!m.has("name")) return m.missing("name");
   if (status s = m.get_token("name", ms.name); !s.ok()) return s;
-  for (const auto& e : g.maps)
-    if (e.name == ms.name) return m.bad_value("name", "duplicate mapping name '" + ms.name + "' in group '" + g.name + "'");
+  if (gi.names.count(ms.name)) return m.bad_value("name", "duplicate mapping name '" + ms.name + "' in group '" + g.name + "'");
   if (!m.has("object")) return m.missing("object");
   std::string obj;
   if (status s = m.get("object", obj); !s.ok()) return s;
   if (obj != "anon") {
-    auto it = std::find_if(sc.objects.begin(), sc.objects.end(), [&](const object_decl& d) { return d.name == obj; });
-    if (it == sc.objects.end()) {
+    auto it = sc.object_ids.find(obj);
+    if (it == sc.object_ids.end()) {
+      // The first few names: a message, not a listing of 200,000 objects.
+      constexpr size_t kListed = 20;
       std::string known;
-      for (const auto& d : sc.objects) known += ", " + d.name;
+      for (size_t i = 0; i < sc.objects.size() && i < kListed; ++i) known += ", " + sc.objects[i].name;
+      if (sc.objects.size() > kListed) known += ", ... (" + std::to_string(sc.objects.size() - kListed) + " more)";
       return m.bad_value("object", "unknown object '" + obj + "' (objects: anon" + known + ")");
     }
-    ms.object = int32_t(it - sc.objects.begin());
+    ms.object = it->second;
   }
   if (status s = m.get("shared", ms.shared); !s.ok()) return s;
   if (status s = m.get("hugetlb", ms.hugetlb); !s.ok()) return s;
@@ -446,8 +458,10 @@ status read_map(const source_text& src, const toml::table& t, const scenario_spe
                                      hex(sc.profile.paging.task_size) + ") of " + sc.profile.name);
     if (m.has("align") || m.has("phase"))
       return m.bad_value(m.has("align") ? "align" : "phase", "'align' and 'phase' do not apply to a fixed mapping ('addr')");
-    for (const auto& e : g.maps)
-      if (e.fixed && ms.addr < e.addr + e.size && e.addr < ms.addr + ms.size)
+    // Fixed mappings so far do not overlap each other: only the nearest one starting below
+    // the new end can overlap it.
+    if (auto nx = gi.fixed.lower_bound(ms.addr + ms.size); nx != gi.fixed.begin())
+      if (const map_spec& e = g.maps[std::prev(nx)->second]; ms.addr < e.addr + e.size && e.addr < ms.addr + ms.size)
         return m.bad_value("addr", "fixed mapping '" + ms.name + "' [" + hex(ms.addr) + ", " + hex(ms.addr + ms.size) +
                                        ") overlaps fixed mapping '" + e.name + "' [" + hex(e.addr) + ", " +
                                        hex(e.addr + e.size) + ") in group '" + g.name + "'");
@@ -481,6 +495,8 @@ status read_map(const source_text& src, const toml::table& t, const scenario_spe
     const std::string key = key_of.count(e->field) ? key_of.at(e->field) : e->field;
     return m.bad_value(m.has(key) ? key : "object", e->message);
   }
+  gi.names.insert(ms.name);
+  if (ms.fixed) gi.fixed.emplace(ms.addr, g.maps.size());
   g.maps.push_back(std::move(ms));
   return {};
 }
@@ -488,21 +504,22 @@ status read_map(const source_text& src, const toml::table& t, const scenario_spe
 status read_groups(const source_text& src, const table_reader& top, scenario_spec& sc) {
   std::vector<const toml::table*> tables;
   if (status s = top.get_tables("group", tables); !s.ok()) return s;
+  std::unordered_set<std::string> names;
   for (const toml::table* t : tables) {
     table_reader gr(src, *t, "[[group]]");
     if (status s = gr.check_keys({"name", "count", "map"}); !s.ok()) return s;
     group_spec g;
     if (!gr.has("name")) return gr.missing("name");
     if (status s = gr.get_token("name", g.name); !s.ok()) return s;
-    for (const auto& e : sc.groups)
-      if (e.name == g.name) return gr.bad_value("name", "duplicate group name '" + g.name + "'");
+    if (!names.insert(g.name).second) return gr.bad_value("name", "duplicate group name '" + g.name + "'");
     uint64_t count = 1;
     if (status s = gr.get_count("count", count, 1, kPidMaxLimit); !s.ok()) return s;
     g.count = uint32_t(count);
     std::vector<const toml::table*> maps;
     if (status s = gr.get_tables("map", maps); !s.ok()) return s;
+    group_index gi;
     for (const toml::table* mt : maps)
-      if (status s = read_map(src, *mt, sc, g); !s.ok()) return s;
+      if (status s = read_map(src, *mt, sc, g, gi); !s.ok()) return s;
     sc.groups.push_back(std::move(g));
   }
   return {};

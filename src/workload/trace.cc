@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -209,10 +210,10 @@ class trace_parser {
   }
 
   uint32_t map_index(std::string_view name) {
-    auto it = std::find(out_.map_names.begin(), out_.map_names.end(), name);
-    if (it != out_.map_names.end()) return uint32_t(it - out_.map_names.begin());
-    out_.map_names.emplace_back(name);
-    return uint32_t(out_.map_names.size() - 1);
+    // Hash maps for every name lookup: reading is linear in the trace (1,000,000 lines).
+    auto [it, added] = map_ids_.try_emplace(std::string(name), uint32_t(out_.map_names.size()));
+    if (added) out_.map_names.emplace_back(name);
+    return it->second;
   }
 
   status before_ops(const char* what) const {
@@ -302,8 +303,7 @@ class trace_parser {
     object_decl d;
     d.name = std::string(toks_[1].text);
     if (d.name == "anon") return err(toks_[1], "'anon' is reserved for anonymous mappings");
-    for (const auto& e : out_.objects)
-      if (e.name == d.name) return err(toks_[1], "duplicate object '" + d.name + "'");
+    if (object_ids_.count(d.name)) return err(toks_[1], "duplicate object '" + d.name + "'");
     if (toks_[2].text == "shm") d.kind = object_kind::shm;
     else if (toks_[2].text == "file") d.kind = object_kind::file;
     else if (toks_[2].text == "hugetlb") d.kind = object_kind::hugetlb;
@@ -316,6 +316,7 @@ class trace_parser {
     if (o.count("page_size"))
       if (status s = size_value(*o["page_size"], d.page_size); !s.ok()) return s;
     if (auto e = check_object(prof_, d)) return o.count(e->field) ? err_value(*o[e->field], e->message) : err(toks_[2], e->message);
+    object_ids_.emplace(d.name, int32_t(out_.objects.size()));
     out_.objects.push_back(std::move(d));
     return {};
   }
@@ -383,11 +384,11 @@ class trace_parser {
     bytes limit = 0;  // the object's size rounded up to pages; 0 for anon
     if (opt.count("obj") && opt["obj"]->value() != "anon") {
       const token& t = *opt["obj"];
-      auto it = std::find_if(out_.objects.begin(), out_.objects.end(), [&](const object_decl& d) { return d.name == t.value(); });
-      if (it == out_.objects.end())
+      auto id = object_ids_.find(std::string(t.value()));
+      if (id == object_ids_.end())
         return err_value(t, "object '" + std::string(t.value()) + "' is used before its 'object' line");
-      o.object = int32_t(it - out_.objects.begin());
-      limit = round_up(it->size, kPage);
+      o.object = id->second;
+      limit = round_up(out_.objects[size_t(id->second)].size, kPage);
     } else if (o.shared && !o.hugetlb) {
       return err(*opt["shared"], "shared anonymous mappings: declare a shm object");
     }
@@ -473,11 +474,11 @@ class trace_parser {
     if (!s.ok()) return s;
     // The mapping must exist in this process (mmap'd here or inherited at fork).
     const std::string_view map_name = toks_[2].text;
-    auto mi = std::find(out_.map_names.begin(), out_.map_names.end(), map_name);
+    auto mi = map_ids_.find(std::string(map_name));
     const auto& maps = procs_[o.pid].maps;
-    if (mi == out_.map_names.end() || !maps.count(uint32_t(mi - out_.map_names.begin())))
+    if (mi == map_ids_.end() || !maps.count(mi->second))
       return err(toks_[2], "pid " + std::to_string(o.pid) + " has no mapping '" + std::string(map_name) + "'");
-    o.map = uint32_t(mi - out_.map_names.begin());
+    o.map = mi->second;
     const bytes size = maps.at(o.map);
     if (opt.count("off")) {
       if (status e = page_value(*opt["off"], o.off); !e.ok()) return e;
@@ -563,6 +564,8 @@ class trace_parser {
   std::string_view text_;
   std::string file_;
   op_stream out_;
+  std::unordered_map<std::string, uint32_t> map_ids_;    // name -> index in out_.map_names
+  std::unordered_map<std::string, int32_t> object_ids_;  // name -> index in out_.objects
   kernel_profile prof_;
   bool seen_machine_ = false;
   uint32_t lineno_ = 0;

@@ -72,7 +72,9 @@ TEST(SimEngine, SameStreamGivesByteIdenticalJson) {
 }
 
 TEST(SimEngine, InvariantsHoldAfterEveryOp) {
-  auto r = run_sim(workload(), sim_options{true});
+  sim_options opt;
+  opt.check_invariants = true;
+  auto r = run_sim(workload(), opt);
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   EXPECT_TRUE(r->failures.empty());
 }

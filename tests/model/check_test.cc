@@ -64,7 +64,7 @@ TEST(CheckInvariants, CatchesAMappedPageMissingFromThePageCache) {
   for (const char* profile : {"linux-2.5.26", "linux-6.18"}) {  // with and without per-page rmap state
     auto k = two_sharers(profile);
     ASSERT_TRUE(k);
-    sim_kernel_internals::of(*k).objects[0].resident[0] &= ~uint64_t{1};  // page 0
+    sim_kernel_internals::of(*k).objects[0].resident.word_ref(0) &= ~uint64_t{1};  // page 0
     const std::string e = k->check_invariants();
     EXPECT_NE(e.find("object 0 page 0 mapped but not in the page cache"), std::string::npos) << profile << ": " << e;
   }
