@@ -182,7 +182,7 @@ void for_each_pte_table(const kernel& k, const mm_struct& mm, const vm_area_stru
         f(b, static_cast<const pte_table*>(s), std::max(b, v.vm_start), std::min(b + span, v.vm_end));
         continue;
       }
-      if (s == k.store.uniform(idx + 1, false)) continue;  // no entry present below
+      // (A uniform empty node's tables are visited: they exist, and 2.4's scan walks them.)
       if (s == k.store.uniform(idx + 1, true) && full(std::max(b, v.vm_start), std::min(b + span, v.vm_end))) continue;
       self(self, static_cast<const pt_dir*>(s), idx + 1, b);
     }
