@@ -97,12 +97,11 @@ status copy_level(kernel& k, mm_struct& dst, const vm_area_struct& v, int idx, p
       void*& d = dd->slot[i];
       // A uniform node whose whole span this VMA maps, on a design whose copy keeps no
       // per-entry state: the child's copy is the same uniform node (its pages counted, its
-      // pages' rmap and RSS as copy_pte_range would count them), whatever the size.
+      // pages' rmap and RSS as copy_pte_range would count them), whatever the size. When
+      // memory is short the copy goes table by table, to fail where the kernel would.
+      const bool full = s == k.store.uniform(idx + 1, true);
       if (!d && is_uniform(s) && entries_stateless(k, v) && (addr & (span - 1)) == 0 && addr + span <= end &&
-          addr + span > addr) {
-        const bool full = s == k.store.uniform(idx + 1, true);
-        if (!pt_install_uniform(k, dst, dd, i, idx + 1, full))
-          return oom_status(k, "a page-table page (fork)", gfp_zone::kernel);
+          addr + span > addr && pt_install_uniform(k, dst, dd, i, idx + 1, full)) {
         if (full) {
           object_rss(k, dst, v) += span >> k.geo.shift;
           rmap_add_object_range(k, span >> k.geo.shift);
