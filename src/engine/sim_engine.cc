@@ -11,7 +11,6 @@
 #include "workload/trace.h"
 
 namespace vmlab {
-status touch_random(sim_kernel& k, const op& o, const std::function<status(uint64_t, uint64_t)>& between);
 
 status apply_op(sim_kernel& k, const op& o) {
   switch (o.kind) {

@@ -613,9 +613,10 @@ status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, v
 namespace {
 
 // zap_range's range operation (issue 11): the span one node at level index idx maps, all
-// inside [start, end), costs O(1) when that node is absent, uniform empty (nothing to
-// zap), or uniform full under a VMA whose entries keep no state (it becomes the uniform
-// empty node; the counters move as zapping each entry would move them). With PT_RECLAIM
+// inside [start, end), costs O(1) when that node is uniform empty (nothing to zap) or
+// uniform full under a VMA whose entries keep no state (it becomes the uniform empty
+// node; the counters move as zapping each entry would move them). An absent node is
+// pte_walk_skip's, in the per-table loop. With PT_RECLAIM
 // the PTE pages of such a span go too, so a full span is left to the per-table path
 // below the PTE level. Returns the end of what it did, or `base`.
 vaddr zap_uniform(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr base, vaddr start, vaddr end,
@@ -630,7 +631,6 @@ vaddr zap_uniform(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr bas
     if (!look) continue;  // absent above, or under a huge leaf: the per-table path knows
     if (look->is_leaf(x)) return base;
     const void* s = look->slot[x];
-    if (!s) return base + span;
     if (s == k.store.uniform(idx, false) && !(reclaim && idx == last)) return base + span;
     if (s != k.store.uniform(idx, true) || !entries_stateless(k, vma)) continue;
     if (reclaim && idx < last) continue;

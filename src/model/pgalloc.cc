@@ -119,21 +119,22 @@ void for_each_uniform_level(const kernel& k, int idx, F&& fn) {
 bool pt_install_uniform(kernel& k, mm_struct& mm, pt_dir* parent, uint32_t i, int idx, bool full) {
   // Directory pages come from the kernel zones, PTE pages (HIGHPTE) maybe from highmem:
   // all or nothing, so that a refusal leaves the slow path to fail where the kernel would.
-  std::vector<std::pair<int, uint64_t>> done;
+  uint64_t got[kLevels] = {};  // pages allocated, by level index
   bool ok = true;
   for_each_uniform_level(k, idx, [&](int j, uint64_t n) {
-    if (!ok) return;
-    if (k.pm.alloc(page_use::pgtable, node_gfp(k.prof, j), n * node_pages(k.prof, j))) done.emplace_back(j, n);
+    const uint64_t pages = n * node_pages(k.prof, j);
+    if (ok && k.pm.alloc(page_use::pgtable, node_gfp(k.prof, j), pages)) got[j] = pages;
     else ok = false;
   });
   if (!ok) {
-    for (auto [j, n] : done) k.pm.free(page_use::pgtable, n * node_pages(k.prof, j));
+    for (uint64_t pages : got)
+      if (pages) k.pm.free(page_use::pgtable, pages);
     return false;
   }
-  for (auto [j, n] : done) {
+  for_each_uniform_level(k, idx, [&](int j, uint64_t n) {
     account_node(k, j, int64_t(n));
     account_mm(k, mm, j, int64_t(n));
-  }
+  });
   parent->slot[i] = k.store.uniform(idx, full);
   ++parent->nr_used;
   k.cache_mm = nullptr;

@@ -1,7 +1,6 @@
 #include "model/rmap.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "model/kernel.h"
 
@@ -167,22 +166,14 @@ uint64_t pte_chain_mapped_object_pages(const kernel& k) { return k.rm.mapped_fil
 // what other PTE tables map outside them. Host work follows the nodes, not the pages
 // (issue 11): 1,500 sharers of a 300 GiB segment give 450,000 ranges, not 118 billion bits.
 uint64_t scan_mapped_object_pages(const kernel& k) {
-  // The bitmap is dense (one bit per object page, only while counting) when that costs at
-  // most 8 MiB or four times the page cache's own bitmap of what is cached (only cached
-  // pages can be mapped), sparse otherwise: a 64 TiB object with a few pages cached
-  // costs what they cost.
-  constexpr uint64_t kDenseWords = uint64_t{1} << 20;
+  // The bitmap is sparse (sparse.h): its memory follows what partial tables map, not the
+  // objects' sizes; a directory of chunks where the object is small enough.
   struct object_maps {
     std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [first, last) object pages
-    std::vector<uint64_t> dense;                        // or, by word index:
-    std::unordered_map<uint64_t, uint64_t> sparse;
-    uint64_t& word(uint64_t i) { return dense.empty() ? sparse[i] : dense[i]; }
+    sparse_bitmap bits;                                 // pages other tables map
   };
   std::vector<object_maps> seen(k.objects.size());
-  for (size_t o = 0; o < seen.size(); ++o)
-    if (const uint64_t words = k.objects[o].nr_pages / 64 + 2;
-        k.objects[o].nr_resident && (words <= kDenseWords || words <= 4 * (k.objects[o].nr_resident / 64 + 1)))
-      seen[o].dense.assign(words, 0);
+  for (size_t o = 0; o < seen.size(); ++o) seen[o].bits.expect_bits(k.objects[o].nr_pages);
   const uint32_t entries = k.prof.paging.pte().entries;
   for (const auto& [pid, mmp] : k.mms) {
     const mm_struct& mm = *mmp;
@@ -220,8 +211,8 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
             pg0 = 0;
           }
           const uint64_t i = uint64_t(pg0) >> 6, sh = uint64_t(pg0) & 63;
-          om.word(i) |= m << sh;
-          if (sh && (m >> (64 - sh))) om.word(i + 1) |= m >> (64 - sh);
+          om.bits.word_ref(i) |= m << sh;
+          if (sh && (m >> (64 - sh))) om.bits.word_ref(i + 1) |= m >> (64 - sh);
         }
       }, add_range);
     }
@@ -249,9 +240,7 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
       }
       return uint64_t(popcount64(m));
     };
-    for (uint64_t w = 0; w < om.dense.size(); ++w)
-      if (om.dense[w]) n += outside_ranges(w, om.dense[w]);
-    for (const auto& [w, bits] : om.sparse) n += outside_ranges(w, bits);
+    om.bits.for_each_word([&](uint64_t w, uint64_t bits) { n += outside_ranges(w, bits); });
   }
   return n;
 }

@@ -7,9 +7,10 @@
 // chunk exists only once one of its entries was written. Reading an absent chunk gives
 // zeros. A bitmap chunk is 64 words (4096 pages, 512 host bytes). Chunks are found
 // through a directory vector when the array is declared small enough for the directory
-// to cost at most kMaxDir pointers (64 KiB; a 128 GiB object), else through a hash map,
-// both behind a one-entry cache: the fault paths walk pages in address order, so most
-// lookups hit the chunk the previous one found.
+// to cost at most kMaxDir pointers (1 MiB; a 2 TiB object's bitmap), made at the first
+// write so that an untouched object costs nothing, else through a hash map; both behind
+// a one-entry cache: the fault paths walk pages in address order, so most lookups hit the
+// chunk the previous one found.
 #pragma once
 
 #include <algorithm>
@@ -31,6 +32,7 @@ class sparse_array {
     clear();
     chunks_ = std::move(o.chunks_);
     dir_ = std::move(o.dir_);
+    dir_want_ = o.dir_want_;
     nr_dir_ = o.nr_dir_;
     o.nr_dir_ = 0;
     acct_ = o.acct_;
@@ -46,10 +48,11 @@ class sparse_array {
   sparse_array& operator=(const sparse_array&) = delete;
   ~sparse_array() { clear(); }
   // The array's entries will mostly lie below `entries`: index those chunks through a
-  // directory if it is small (faster than the hash map on random access).
+  // directory if it is small (faster than the hash map on random access). The directory
+  // is made at the first write, so that an object never touched costs nothing.
   void expect_entries(uint64_t entries) {
     const uint64_t n = (entries + kChunk - 1) / kChunk;
-    if (n <= kMaxDir && n > dir_.size()) dir_.resize(n);
+    if (n <= kMaxDir) dir_want_ = std::max(dir_want_, n);
   }
   // Adds the host bytes of every chunk to *acct while it exists (the kernel's running
   // total, read by the sim engine's --max-host-memory guard in O(1)).
@@ -69,6 +72,7 @@ class sparse_array {
   T& at(uint64_t i) {
     const uint64_t key = i / kChunk;
     if (key != last_key_) {
+      if (dir_.size() < dir_want_) grow_dir();
       auto& slot = key < dir_.size() ? dir_[key] : chunks_[key];
       if (!slot) {
         slot.reset(new T[kChunk]());
@@ -111,7 +115,23 @@ class sparse_array {
  private:
   static constexpr uint64_t kNone = ~uint64_t{0};
   static constexpr size_t kChunkBytes = kChunk * sizeof(T) + 4 * sizeof(void*);
-  static constexpr uint64_t kMaxDir = 8192;
+  // 1 MiB of directory at most (objects up to 2 TiB of 4 KiB pages, for a bitmap), made
+  // only once the object is touched.
+  static constexpr uint64_t kMaxDir = uint64_t{1} << 17;
+  // The directory reaches dir_want_ chunks; chunks the hash map holds below that move in.
+  void grow_dir() {
+    dir_.resize(dir_want_);
+    for (auto it = chunks_.begin(); it != chunks_.end();)
+      if (it->first < dir_.size()) {
+        dir_[it->first] = std::move(it->second);
+        ++nr_dir_;
+        it = chunks_.erase(it);
+      } else {
+        ++it;
+      }
+    last_key_ = kNone;
+    last_ = nullptr;
+  }
   const T* find(uint64_t key) const {
     if (key == last_key_) return last_;
     if (key < dir_.size()) return dir_[key].get();
@@ -122,6 +142,7 @@ class sparse_array {
     return last_;
   }
   std::vector<std::unique_ptr<T[]>> dir_;  // chunks [0, dir_.size()), when small
+  uint64_t dir_want_ = 0;                  // the directory's size once anything is written
   uint64_t nr_dir_ = 0;                    // allocated chunks in dir_
   std::unordered_map<uint64_t, std::unique_ptr<T[]>> chunks_;  // the others
   // The chunk found last (a cache; never owns).

@@ -52,9 +52,7 @@ std::unique_ptr<sim_kernel> boot(const std::string& profile, std::vector<std::pa
   m.overcommit_hugepages = std::move(overcommit);
   m.memory = memory;
   m.fragmentation = fragmentation;
-  auto r = sim_kernel::create(m, objs);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
-  return r.ok() ? std::move(r.value()) : nullptr;
+  return testing::make(m, objs);
 }
 
 // The default hstate's pool as meminfo prints it.
@@ -87,6 +85,12 @@ void owner_writes(sim_kernel& k, bytes size) {
   ASSERT_TRUE(k.spawn(2).ok());
   APPLY(&k, ops::mmap_object(1, 0, 0, size).shared().align(k1G));
   APPLY(&k, ops::touch(1, 0, 0, size).write());
+}
+
+// pid maps the first `size` bytes of the file shared at a 1 GiB boundary and reads them.
+void attaches(sim_kernel& k, uint32_t pid, bytes size) {
+  APPLY(&k, ops::mmap_object(pid, 0, 0, size).shared().align(k1G));
+  APPLY(&k, ops::touch(pid, 0, 0, size));
 }
 
 TEST(HugetlbShare, TwoProcessesShareOnePmdTable) {
@@ -159,8 +163,7 @@ TEST(HugetlbShare, VmaNotCoveringTheWindowDoesNotShare) {
   {
     auto k = share_box();
     ASSERT_NO_FATAL_FAILURE(owner_writes(*k, k1G));
-    APPLY(k, ops::mmap_object(2, 0, 0, k1G - k2M).shared().align(k1G));
-    APPLY(k, ops::touch(2, 0, 0, k1G - k2M));
+    ASSERT_NO_FATAL_FAILURE(attaches(*k, 2, k1G - k2M));
     expect_not_shared(*k, 511);
   }
   // The owner's VMA does not cover its window: its table is not shareable, the second
@@ -255,8 +258,7 @@ TEST(HugetlbShare, MapLockedAloneStillShares) {
     ASSERT_TRUE(k->spawn(2).ok());
     APPLY(k, ops::mmap_object(1, 0, 0, k1G).shared().align(k1G).locked());
     EXPECT_EQ(proc(k->snapshot(""), 1).min_flt, 512u);
-    APPLY(k, ops::mmap_object(2, 0, 0, k1G).shared().align(k1G));
-    APPLY(k, ops::touch(2, 0, 0, k1G));
+    ASSERT_NO_FATAL_FAILURE(attaches(*k, 2, k1G));
     const sample s = k->snapshot("");
     EXPECT_EQ(levels(s), "2,0,2,1,0");
     EXPECT_EQ(proc(s, 2).min_flt, 1u);
@@ -292,8 +294,7 @@ TEST(HugetlbShare, GigantPagesNeverShare) {
 TEST(HugetlbShare, OverrideTurnsSharingOff) {
   auto k = share_box(k1G, {{"hugetlb_pmd_share", "false"}});
   ASSERT_NO_FATAL_FAILURE(owner_writes(*k, k1G));
-  APPLY(k, ops::mmap_object(2, 0, 0, k1G).shared().align(k1G));
-  APPLY(k, ops::touch(2, 0, 0, k1G));
+  ASSERT_NO_FATAL_FAILURE(attaches(*k, 2, k1G));
   expect_not_shared(*k, 512);
 }
 
@@ -343,8 +344,7 @@ TEST(HugetlbShare, AttachToAPartlyFaultedTable) {
 TEST(HugetlbShare, PartialMunmapUnsharesTheWindow) {
   auto k = share_box();
   ASSERT_NO_FATAL_FAILURE(owner_writes(*k, k1G));
-  APPLY(k, ops::mmap_object(2, 0, 0, k1G).shared().align(k1G));
-  APPLY(k, ops::touch(2, 0, 0, k1G));
+  ASSERT_NO_FATAL_FAILURE(attaches(*k, 2, k1G));
   // Unmapping the first 2 MiB splits pid 2's VMA inside the window (hugetlb_split):
   // pid 2 unshares the whole window; the PMD table stays, pid 1's.
   APPLY(k, ops::munmap(2, 0, 0, k2M));
@@ -364,8 +364,7 @@ TEST(HugetlbShare, PartialMunmapUnsharesTheWindow) {
   EXPECT_EQ(proc(s, 2).hugetlb, 511 * k2M);
   // pid 1's table is still shareable: a third process attaches with one fault.
   ASSERT_TRUE(k->spawn(3).ok());
-  APPLY(k, ops::mmap_object(3, 0, 0, k1G).shared().align(k1G));
-  APPLY(k, ops::touch(3, 0, 0, k1G));
+  ASSERT_NO_FATAL_FAILURE(attaches(*k, 3, k1G));
   s = k->snapshot("");
   EXPECT_EQ(levels(s), "3,0,3,2,0");
   EXPECT_EQ(proc(s, 3).min_flt, 1u);
@@ -377,8 +376,7 @@ TEST(HugetlbShare, MunmapOfOneWindowKeepsTheOtherShared) {
   // edge (no unshare there); the zap of the second window unshares it (huge_pmd_unshare).
   auto k = share_box(2 * k1G);
   ASSERT_NO_FATAL_FAILURE(owner_writes(*k, 2 * k1G));
-  APPLY(k, ops::mmap_object(2, 0, 0, 2 * k1G).shared().align(k1G));
-  APPLY(k, ops::touch(2, 0, 0, 2 * k1G));
+  ASSERT_NO_FATAL_FAILURE(attaches(*k, 2, 2 * k1G));
   APPLY(k, ops::munmap(2, 0, k1G, k1G));
   const sample s = k->snapshot("");
   EXPECT_EQ(levels(s), "2,0,2,2,0");  // both tables are pid 1's; one is still pid 2's too
@@ -392,8 +390,7 @@ TEST(HugetlbShare, MunmapOfOneWindowKeepsTheOtherShared) {
 TEST(HugetlbShare, MprotectUnshares) {
   auto k = share_box();
   ASSERT_NO_FATAL_FAILURE(owner_writes(*k, k1G));
-  APPLY(k, ops::mmap_object(2, 0, 0, k1G).shared().align(k1G));
-  APPLY(k, ops::touch(2, 0, 0, k1G));
+  ASSERT_NO_FATAL_FAILURE(attaches(*k, 2, k1G));
   // hugetlb_change_protection unshares every shared PMD it meets.
   APPLY(k, ops::mprotect(2, 0, 0, k1G, prot_read));
   sample s = k->snapshot("");

@@ -13,6 +13,13 @@
 
 namespace vmlab::testing {
 
+// A kernel on machine m; a failure to build it fails the test (and gives nullptr).
+inline std::unique_ptr<sim_kernel> make(const machine_decl& m, const std::vector<object_decl>& objs = {}) {
+  auto r = sim_kernel::create(m, objs);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
+  return r.ok() ? std::move(r.value()) : nullptr;
+}
+
 inline std::unique_ptr<sim_kernel> make(const std::string& profile,
                                         std::vector<std::pair<std::string, std::string>> ov = {}, bytes memory = 0,
                                         std::vector<object_decl> objs = {}) {
@@ -20,9 +27,7 @@ inline std::unique_ptr<sim_kernel> make(const std::string& profile,
   m.profile = profile;
   m.overrides = std::move(ov);
   m.memory = memory;
-  auto r = sim_kernel::create(m, objs);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
-  return r.ok() ? std::move(r.value()) : nullptr;
+  return make(m, objs);
 }
 
 inline op map_op(uint32_t pid, uint32_t map, bytes len, int32_t object = -1, bool shared = false, bytes align = 0,

@@ -36,9 +36,7 @@ std::unique_ptr<sim_kernel> boot(const std::string& profile, overrides ov = {}, 
   m.overrides = std::move(ov);
   m.memory = memory;
   m.cache_line = cache_line;
-  auto r = sim_kernel::create(m, objs);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
-  return r.ok() ? std::move(r.value()) : nullptr;
+  return testing::make(m, objs);
 }
 
 std::vector<object_decl> one_shm(bytes size = 4 * MiB) { return {{"shm0", object_kind::shm, size}}; }
