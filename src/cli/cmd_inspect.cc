@@ -1,4 +1,5 @@
 // vmlab inspect [PID...] [--all] [--cgroup PATH] [--vmas] [--json]
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -8,6 +9,7 @@
 #include "engine/engine.h"
 #include "engine/live/inspect.h"
 #include "report/inspect_report.h"
+#include "report/whatif.h"
 
 namespace vmlab::cli {
 
@@ -25,7 +27,8 @@ action add_inspect(CLI::App& app) {
   struct opts {
     std::vector<int> pids;
     bool all = false, json = false, vmas = false;
-    std::string cgroup, profile = "linux-6.18";
+    std::string cgroup, profile = "linux-6.18", out;
+    bool scenario = false;
   };
   auto o = std::make_shared<opts>();
   app.footer(
@@ -41,6 +44,9 @@ action add_inspect(CLI::App& app) {
   app.add_flag("--vmas", o->vmas, "Each mapping that needs a page table, per process");
   app.add_option("--profile", o->profile, "The host kernel's profile (what VmPTE counts, the paging format)");
   app.add_flag("--json", o->json, "Print everything as JSON (every mapping, every segment)");
+  app.add_flag("--scenario", o->scenario,
+               "Print (or with -o write) a scenario that reproduces these processes, for vmlab whatif and vmlab run");
+  app.add_option("-o,--output", o->out, "With --scenario: the file to write");
   return [o]() -> int {
     if (o->pids.empty() && !o->all && o->cgroup.empty())
       return report_error(status::invalid_argument("inspect needs PIDs, --all or --cgroup PATH"));
@@ -54,9 +60,20 @@ action add_inspect(CLI::App& app) {
     io.pids = o->pids;
     io.all = o->all;
     io.cgroup = o->cgroup;
+    io.keep_runs = o->scenario;
+    if (!o->out.empty() && !o->scenario) return report_error(status::invalid_argument("-o goes with --scenario"));
     auto in = live::inspect(io, prof.value(), src, pm);
     if (!in.ok()) return report_error(in.error());
-    if (o->json)
+    if (o->scenario) {
+      const std::string toml = inspection_scenario(in.value(), prof.value(), host_profile_overrides()).toml;
+      if (o->out.empty()) {
+        std::cout << toml;
+      } else {
+        std::ofstream f(o->out);
+        if (!(f << toml)) return report_error(status::io_error("cannot write " + o->out));
+        std::cerr << "vmlab: wrote " << o->out << " (" << in->processes.size() << " processes)\n";
+      }
+    } else if (o->json)
       std::cout << inspection_json(in.value()).dump(2) << "\n";
     else
       std::cout << format_inspection(in.value(), {.vmas = o->vmas || o->pids.size() == 1});

@@ -53,6 +53,7 @@ const command kCommands[] = {
     {"seeds", "Reproduce the seeds' published figures (built-in seed scenarios, sim engine)", add_seeds},
     {"compare", "Run variants of a scenario (huge pages, another kernel, more processes) and print their figures side by side", add_compare},
     {"inspect", "Where the page tables of processes running on this host go, mapping by mapping", add_inspect},
+    {"whatif", "Replay processes running now (or a scenario) under other designs: huge pages, PMD sharing, ...", add_whatif},
     {"trace", "Write a scenario's op stream as a trace file", add_trace},
     {"profiles", "List the kernel profiles and what each counts", add_profiles},
     {"scenarios", "List the built-in scenarios", add_scenarios},

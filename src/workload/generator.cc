@@ -154,6 +154,16 @@ class generator {
         auto& members = groups_[procs_[pid].group].pids;
         members.erase(std::find(members.begin(), members.end(), pid));
       }
+    } else if (!ph.ranges.empty()) {
+      for (uint32_t pid : pids)
+        for (const auto& [off, len] : ph.ranges) {
+          phase_spec one = ph;
+          one.ranges.clear();
+          one.offset = off;
+          one.length = len;
+          one.offset_at = one.length_at = ph.ranges_at;
+          if (status s = range_op(one, pid); !s.ok()) return s;
+        }
     } else {
       for (uint32_t pid : pids)
         if (status s = range_op(ph, pid); !s.ok()) return s;

@@ -196,6 +196,10 @@ class table_reader {
   status get_size(std::string_view key, bytes& out) const {
     const toml::node* n = t_.get(key);
     if (!n) return {};
+    return size_of(key, *n, out);
+  }
+  status size_of(std::string_view key, const toml::node& node, bytes& out) const {
+    const toml::node* n = &node;
     if (n->is_integer()) {
       const int64_t v = n->as_integer()->get();
       if (v < 0) return error_at(src_.loc(n->source()), "negative size '" + std::to_string(v) + "'");
@@ -213,6 +217,28 @@ class table_reader {
     if (status s = get_size(key, out); !s.ok()) return s;
     if (has(key) && out % kPage)
       return bad_value(key, "'" + std::string(key) + "' " + in_section() + " must be a multiple of 4KiB, not " + std::to_string(out));
+    return {};
+  }
+  // [[OFFSET, LENGTH], ...]: page-aligned ranges (sizes as get_size takes them), none empty.
+  status get_ranges(std::string_view key, std::vector<std::pair<bytes, bytes>>& out) const {
+    const toml::node* n = t_.get(key);
+    if (!n) return {};
+    const toml::array* a = n->as_array();
+    if (!a || a->empty()) return wrong_type(key, *n, "a non-empty array of [offset, length] pairs");
+    for (const toml::node& e : *a) {
+      const toml::array* pair = e.as_array();
+      if (!pair || pair->size() != 2)
+        return error_at(src_.loc(e.source()), "each of '" + std::string(key) + "' " + in_section() +
+                                                  " must be an [offset, length] pair");
+      bytes off = 0, len = 0;
+      if (status s = size_of(key, (*pair)[0], off); !s.ok()) return s;
+      if (status s = size_of(key, (*pair)[1], len); !s.ok()) return s;
+      if (off % kPage || len % kPage || len == 0)
+        return error_at(src_.loc(e.source()), "a range of '" + std::string(key) + "' " + in_section() +
+                                                  " must be a multiple of 4KiB and not empty, not [" +
+                                                  std::to_string(off) + ", " + std::to_string(len) + "]");
+      out.emplace_back(off, len);
+    }
     return {};
   }
   status get_prot(std::string_view key, uint8_t& out) const {
@@ -530,8 +556,8 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
   if (status s = top.get_tables("phase", tables); !s.ok()) return s;
   for (const toml::table* t : tables) {
     table_reader p(src, *t, "[[phase]]");
-    if (status s = p.check_keys({"name", "group", "action", "map", "offset", "length", "pattern", "stride", "fraction",
-                                 "theta", "write", "prot", "advice", "children", "into", "processes"});
+    if (status s = p.check_keys({"name", "group", "action", "map", "offset", "length", "ranges", "pattern", "stride",
+                                 "fraction", "theta", "write", "prot", "advice", "children", "into", "processes"});
         !s.ok())
       return s;
     phase_spec ph;
@@ -560,7 +586,7 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
     // Keys that do not apply to the action are mistakes, not silently ignored.
     std::vector<std::string_view> applies = {"name", "group", "action", "processes"};
     switch (ph.act) {
-      case phase_action::touch: applies.insert(applies.end(), {"map", "offset", "length", "pattern", "stride", "fraction", "theta", "write"}); break;
+      case phase_action::touch: applies.insert(applies.end(), {"map", "offset", "length", "ranges", "pattern", "stride", "fraction", "theta", "write"}); break;
       case phase_action::fork: applies.insert(applies.end(), {"children", "into"}); break;
       case phase_action::exit: break;
       case phase_action::munmap: applies.insert(applies.end(), {"map", "offset", "length"}); break;
@@ -607,6 +633,12 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
       else if (pat == "zipf") ph.pattern = touch_pattern::zipf;
       else return p.bad_value("pattern", "unknown pattern '" + pat + "' (expected sequential, stride, uniform or zipf)");
       if (status s = p.get("write", ph.write); !s.ok()) return s;
+      if (p.has("ranges")) {
+        for (const char* k : {"offset", "length", "pattern"})
+          if (p.has(k)) return p.bad_value(k, std::string("'") + k + "' does not go with 'ranges' (each range is [offset, length], touched in full)");
+        if (status s = p.get_ranges("ranges", ph.ranges); !s.ok()) return s;
+        ph.ranges_at = p.where("ranges");
+      }
       const bool random = ph.pattern == touch_pattern::uniform || ph.pattern == touch_pattern::zipf;
       if (p.has("stride") && ph.pattern != touch_pattern::stride)
         return p.bad_value("stride", "'stride' applies only to pattern = \"stride\"");

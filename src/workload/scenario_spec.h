@@ -63,6 +63,10 @@ struct phase_spec {
   source_location offset_at;
   std::optional<bytes> length;
   source_location length_at;
+  // touch: [offset, length] ranges each touched in full, instead of offset/length (what
+  // `vmlab inspect --scenario` writes: the runs a real process has present).
+  std::vector<std::pair<bytes, bytes>> ranges;
+  source_location ranges_at;
   touch_pattern pattern = touch_pattern::all;
   bytes stride = 0;
   double fraction = 0;

@@ -411,6 +411,15 @@ result<inspection> inspect(const inspect_options& o, const kernel_profile& host,
     in.processes.push_back(std::move(p.value()));
   }
   if (auto m = read_meminfo(src); m.ok()) in.mem = m.value();
+  // "always [madvise] never": the bracketed word is the policy.
+  auto policy = [&src](const char* file) -> std::string {
+    auto t = src.read(std::string("/sys/kernel/mm/transparent_hugepage/") + file);
+    if (!t.ok()) return "";
+    const size_t b = t.value().find('['), e = t.value().find(']');
+    return b == std::string::npos || e == std::string::npos || e < b ? "" : t.value().substr(b + 1, e - b - 1);
+  };
+  in.thp_enabled = policy("enabled");
+  in.shmem_enabled = policy("shmem_enabled");
 
   // Segments mapped by two or more processes, by (device, inode).
   struct acc {

@@ -131,6 +131,9 @@ struct inspection {
   std::vector<shared_segment> segments;  // mapped by two or more processes, largest first
   std::vector<unreadable> skipped;
   meminfo mem;                        // PageTables now
+  // The host's THP policies ("madvise", "never"; empty when the kernel has none): what a
+  // scenario reproducing these processes must run under.
+  std::string thp_enabled, shmem_enabled;
   bytes pgd_bytes = 0;                // one process's top-level table
   bool all = false;                   // every process of the host was asked for
   // Reconciliation with PageTables: the inspected processes' tables counted once (shared
