@@ -1,4 +1,5 @@
 // vmlab inspect [PID...] [--all] [--cgroup PATH] [--vmas] [--json]
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -77,8 +78,12 @@ action add_inspect(CLI::App& app) {
       std::cout << inspection_json(in.value()).dump(2) << "\n";
     else
       std::cout << format_inspection(in.value(), {.vmas = o->vmas || o->pids.size() == 1});
-    // A process the user named and we could not read is an error; under --all it is a line.
-    if (!o->pids.empty() && !o->all && o->cgroup.empty() && !in->skipped.empty()) {
+    // A process the user named and could not be read (not one that exited meanwhile) is
+    // an error; under --all it is a line.
+    const bool unreadable = std::any_of(in->skipped.begin(), in->skipped.end(), [](const live::unreadable& u) {
+      return u.reason.rfind("exited while being read", 0) != 0;
+    });
+    if (!o->pids.empty() && !o->all && o->cgroup.empty() && unreadable) {
       if (::geteuid() != 0)
         std::cerr << "vmlab: reading another user's process needs root (or CAP_SYS_PTRACE)\n";
       return 3;

@@ -119,8 +119,8 @@ TEST(Inspect, SharedHugetlbPmdTablesCountOnceAgainstPageTables) {
     const std::string d = "/proc/" + std::to_string(pid);
     src.set(d + "/status", "Name:\tdb\nVmRSS:\t0 kB\nVmPTE:\t12 kB\n");
     src.set(d + "/comm", "db\n");
+    src.set(d + "/stat", "1 (db) S 1\n");
     src.set(d + "/smaps", smaps_entry(base, base + kGiB, "rw-s", 4242, "/dev/hugepages/sga", 2 * kMiB));
-    src.set(d + "/smaps_rollup", "Pss: 100 kB\n");
     pm.runs[pid] = {{base, base + kGiB, true, true}};
   }
   src.set("/proc/meminfo", "MemTotal: 1000 kB\nPageTables: 100 kB\n");

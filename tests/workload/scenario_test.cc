@@ -430,6 +430,34 @@ TEST(ScenarioErrors, Phases) {
   EXPECT_EQ(where(base + "children = 2\n"), "10:1: key 'children' does not apply to action 'touch'");
 }
 
+// `ranges` (what inspect --scenario writes): one touch op per range per process, in order.
+TEST(Scenario, TouchRangesBecomeOneTouchEach) {
+  op_stream s = gen("[[group]]\nname = \"g\"\ncount = 2\n  [[group.map]]\n  name = \"m\"\n  object = \"anon\"\n  size = \"8MiB\"\n[[phase]]\naction = \"touch\"\nmap = \"m\"\n"
+                    "write = true\nranges = [[0, 4096], [\"2MiB\", \"1MiB\"], [0x700000, 0x100000]]\n");
+  std::vector<std::tuple<uint32_t, bytes, bytes>> touches;
+  for (const op& o : s.ops)
+    if (o.kind == op_kind::touch) {
+      EXPECT_TRUE(o.write);
+      EXPECT_EQ(o.pattern, touch_pattern::all);
+      touches.emplace_back(o.pid, o.off, o.len);
+    }
+  const std::vector<std::tuple<uint32_t, bytes, bytes>> want = {
+      {1, 0, 4096}, {1, 2 << 20, 1 << 20}, {1, 7 << 20, 1 << 20}, {2, 0, 4096}, {2, 2 << 20, 1 << 20}, {2, 7 << 20, 1 << 20}};
+  EXPECT_EQ(touches, want);
+}
+
+TEST(ScenarioErrors, TouchRanges) {
+  const std::string base = std::string(kGroupWithMap) + "  size = \"8MiB\"\n[[phase]]\naction = \"touch\"\nmap = \"m\"\n";
+  EXPECT_EQ(where(base + "offset = 0\nranges = [[0, 4096]]\n"),
+            "10:10: 'offset' does not go with 'ranges' (each range is [offset, length], touched in full)");
+  EXPECT_EQ(where(base + "ranges = [[0, 4096, 1]]\n"), "10:11: each of 'ranges' in [[phase]] must be an [offset, length] pair");
+  EXPECT_EQ(where(base + "ranges = []\n"), "10:10: 'ranges' in [[phase]] must be a non-empty array of [offset, length] pairs, not an array");
+  EXPECT_EQ(where(base + "ranges = [[0, 100]]\n"),
+            "10:11: a range of 'ranges' in [[phase]] must be a multiple of 4KiB and not empty, not [0, 100]");
+  EXPECT_EQ(where(base + "ranges = [[0, 4096], [\"6MiB\", \"4MiB\"]]\n"),
+            "10:10: offset + length (6291456 + 4194304) is beyond the end of mapping 'm' (8388608 bytes)");
+}
+
 TEST(ScenarioErrors, GroupsThatDoNotExistYetOrAreEmpty) {
   const std::string base = "[[group]]\nname = \"g\"\n";
   EXPECT_EQ(where(base + "[[phase]]\ngroup = \"kids\"\naction = \"exit\"\n[[phase]]\nname = \"spawn\"\ngroup = \"g\"\naction = \"fork\"\ninto = \"kids\"\n"),

@@ -335,12 +335,9 @@ result<process_inspection> inspect_one(int pid, const paging_format& f, level_ma
   if (!smaps_text.ok()) return smaps_text.error();
   auto vmas = parse_smaps(smaps_text.value());
   if (!vmas.ok()) return status::io_error(vmas.error().message() + " (" + dir + "/smaps)");
-  if (auto roll = src.read(dir + "/smaps_rollup"); roll.ok())
-    for (std::string_view t = roll.value(); !t.empty();) {
-      const size_t eol = std::min(t.find('\n'), t.size());
-      if (auto b = kb_line(t.substr(0, eol), "Pss")) p.pss = *b;
-      t.remove_prefix(std::min(eol + 1, t.size()));
-    }
+  // Pss is the sum of the VMAs' (what smaps_rollup prints); reading smaps_rollup too would
+  // walk every page table of the process a second time.
+  for (const vma_info& v : vmas.value()) p.pss += v.pss;
   for (vma_info& v : vmas.value()) {
     if (v.path == "[vsyscall]") continue;  // the x86-64 gate area: in the kernel's tables, no VMA
     p.vmas.push_back(vma_tables{});
@@ -397,12 +394,18 @@ result<inspection> inspect(const inspect_options& o, const kernel_profile& host,
   }
   std::sort(pids.begin(), pids.end());
   pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  // A PID named that does not exist is a usage error; one that exits while the others are
+  // read is a line of the report (a busy server's backends come and go).
+  if (listed)
+    for (int pid : pids)
+      if (!src.read("/proc/" + std::to_string(pid) + "/stat").ok())
+        return status::invalid_argument("no process " + std::to_string(pid) + " on this host");
   for (int pid : pids) {
     auto p = inspect_one(pid, f, host.vmpte_levels, src, pm, o.keep_runs, in.exact_huge);
     if (!p.ok()) {
       std::string why = p.error().message();
-      if (listed && why.find("No such file") != std::string::npos)
-        return status::invalid_argument("no process " + std::to_string(pid) + " on this host");
+      const bool gone = why.find("No such file") != std::string::npos || why.find("No such process") != std::string::npos;
+      if (gone) why = "exited while being read (" + why + ")";
       // Kernel threads are no one's question under --all.
       if (!listed && why.rfind("no address space", 0) == 0) continue;
       in.skipped.push_back({pid, why});

@@ -98,7 +98,7 @@ struct process_inspection {
   int pid = 0;
   std::string comm;
   proc_status status;          // VmPTE, Rss*
-  bytes vmrss = 0, pss = 0;    // VmRSS; Pss from smaps_rollup
+  bytes vmrss = 0, pss = 0;    // VmRSS; Pss (the sum of smaps' Pss lines)
   std::vector<vma_tables> vmas;
   std::array<uint64_t, kLevels> tables{};  // table pages the process needs, per level (counted once)
   bytes attributed = 0;        // what the VMAs account for, levels VmPTE counts
