@@ -22,6 +22,7 @@ action add_scenarios(CLI::App& app);
 action add_seeds(CLI::App& app);
 action add_compare(CLI::App& app);
 action add_cleanup(CLI::App& app);
+action add_estimate(CLI::App& app);
 
 // Prints "vmlab: error: ..." (with file:line:col and a caret when known); returns the
 // exit status the status calls for.

@@ -52,6 +52,7 @@ const command kCommands[] = {
     {"validate", "Run scenarios on both engines and compare the page-table figures", add_validate},
     {"seeds", "Reproduce the seeds' published figures (built-in seed scenarios, sim engine)", add_seeds},
     {"compare", "Run variants of a scenario (huge pages, another kernel, more processes) and print their figures side by side", add_compare},
+    {"estimate", "Page tables, rmap and slab of N processes sharing a segment, per design, in closed form (instant)", add_estimate},
     {"trace", "Write a scenario's op stream as a trace file", add_trace},
     {"profiles", "List the kernel profiles and what each counts", add_profiles},
     {"scenarios", "List the built-in scenarios", add_scenarios},
