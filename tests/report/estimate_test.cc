@@ -3,6 +3,7 @@
 // closed form's figures byte for byte. The expected values come from the sim.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
 
 #include "engine/engine.h"
@@ -87,7 +88,13 @@ INSTANTIATE_TEST_SUITE_P(
                       shape_case{"linux-2.6.15", {4, 600 * MiB, 8 * MiB + 2 * K4, 1.0}},
                       shape_case{"linux-2.6.15", {3, GiB, 0, 0.5}},
                       shape_case{"linux-2.5.26", {3, 200 * MiB + K4, 4 * MiB, 1.0}},
-                      shape_case{"linux-2.5.43-mm2", {9, 64 * MiB + K4, 5 * K4, 1.0}}));
+                      shape_case{"linux-2.5.43-mm2", {9, 64 * MiB + K4, 5 * K4, 1.0}}),
+    [](const ::testing::TestParamInfo<shape_case>& param) {  // "linux_6_18_3", stable across builds
+      std::string name = param.param.profile;
+      for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return name + "_" + std::to_string(param.index);
+    });
 
 // mshare's case at full size on the designs the sim runs in well under a second there:
 // 4 KiB (uniform nodes), hugetlb with PMD sharing and 1 GiB pages. (shmem THP and
