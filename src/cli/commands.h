@@ -22,6 +22,7 @@ action add_scenarios(CLI::App& app);
 action add_seeds(CLI::App& app);
 action add_compare(CLI::App& app);
 action add_cleanup(CLI::App& app);
+action add_estimate(CLI::App& app);
 action add_inspect(CLI::App& app);
 action add_whatif(CLI::App& app);
 

@@ -836,6 +836,17 @@ result<op_stream> parse_scenario(std::string_view text, const std::string& name,
   return parse_named(text, name, stem_of(name), settings);
 }
 
+result<std::string> scenario_with_settings(std::string_view text, const std::string& name,
+                                           const std::vector<std::string>& settings) {
+  if (auto r = parse_named(text, name, stem_of(name), settings); !r.ok()) return r.error();
+  toml::table root = toml::parse(text, name);  // it parsed above
+  for (const std::string& s : settings)
+    if (status st = apply_setting(root, s); !st.ok()) return st;
+  std::ostringstream out;
+  out << root << "\n";
+  return out.str();
+}
+
 result<op_stream> load_scenario(const std::string& name_or_path, const std::vector<std::string>& settings) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(name_or_path, ec)) {

@@ -28,6 +28,12 @@ result<op_stream> parse_scenario(std::string_view text, const std::string& name,
 // created, the last key is set or added. VALUE is TOML when it parses as TOML (680, true,
 // {"4MiB" = 680}), else a string (hugetlb, 4MiB). The reader then checks the result as it
 // checks a file; an error in a set value names the setting ("--set PATH=VALUE:1:col").
+// The scenario text with `settings` applied as load_scenario applies them, written back as
+// TOML (toml++'s layout: comments are not kept), after checking that it reads. For
+// commands that print the scenario a figure stands for (`vmlab estimate --scenario`).
+result<std::string> scenario_with_settings(std::string_view text, const std::string& name,
+                                           const std::vector<std::string>& settings);
+
 result<op_stream> load_scenario(const std::string& name_or_path, const std::vector<std::string>& settings = {});
 
 }  // namespace vmlab
