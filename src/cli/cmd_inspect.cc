@@ -38,7 +38,7 @@ action add_inspect(CLI::App& app) {
       "mappings that use it, and reconciles the sum with the process's VmPTE and with /proc/meminfo's PageTables; "
       "the residual is shown. Segments mapped by two or more of the processes (the same SysV segment, memfd or "
       "file) are grouped. Reading another user's process needs root (CAP_SYS_PTRACE).\n"
-      "Exit status: 0; 2 for bad usage or a PID that does not exist; 3 when a named process cannot be read.");
+      "Exit status: 0; 2 for bad usage or a PID that does not exist; 3 when a named process may not be read (not root).");
   app.add_option("pids", o->pids, "Process IDs");
   app.add_flag("--all", o->all, "Every process with an address space");
   app.add_option("--cgroup", o->cgroup, "The processes of a cgroup v2 (a path, absolute or under /sys/fs/cgroup)");
@@ -78,10 +78,11 @@ action add_inspect(CLI::App& app) {
       std::cout << inspection_json(in.value()).dump(2) << "\n";
     else
       std::cout << format_inspection(in.value(), {.vmas = o->vmas || o->pids.size() == 1});
-    // A process the user named and could not be read (not one that exited meanwhile) is
-    // an error; under --all it is a line.
+    // A process the user named and may not read is an error (exit 3); one that exited or
+    // was exiting while read, or a kernel thread, is a line of the report.
     const bool unreadable = std::any_of(in->skipped.begin(), in->skipped.end(), [](const live::unreadable& u) {
-      return u.reason.rfind("exited while being read", 0) != 0;
+      return u.reason.find("Permission denied") != std::string::npos ||
+             u.reason.find("Operation not permitted") != std::string::npos;
     });
     if (!o->pids.empty() && !o->all && o->cgroup.empty() && unreadable) {
       if (::geteuid() != 0)

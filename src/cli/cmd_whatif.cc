@@ -13,6 +13,7 @@
 #include "report/compare.h"
 #include "report/inspect_report.h"
 #include "report/whatif.h"
+#include "workload/designs.h"
 #include "workload/scenario.h"
 
 namespace vmlab::cli {
@@ -21,31 +22,27 @@ result<kernel_profile> host_profile(const std::string& name);  // cmd_inspect.cc
 
 namespace {
 
-// A design the processes could run under: kernel settings, and how their shared segments
-// are backed. Offered when the profile has what the design needs.
-struct design {
+// A design of the table (workload/designs.h) as whatif replays it: its kernel settings, and
+// how the shared segments are placed and backed (their kind and size settings are for a
+// scenario whose mappings the kernel places; here the segments are moved by the writer).
+struct replay {
   std::string label;
   std::vector<std::string> settings;
   segment_backing backing;
 };
 
-std::vector<design> designs_for(const kernel_profile& p) {
-  std::vector<design> d;
-  d.push_back({"as read", {}, {}});
-  if (p.huge.thp && p.huge.shmem_thp)
-    d.push_back({"THP", {"kernel.overrides.thp_enabled=always", "kernel.overrides.shmem_enabled=always"}, {}});
-  const std::vector<bytes> sizes = hugetlb_page_sizes(p);
-  const int pmd = p.paging.index_of(level::pmd);
-  for (bytes s : sizes) {
-    const bool pmd_size = pmd >= 0 && p.paging.at(pmd).span() == s;
-    d.push_back({fmt::format("hugetlb {} MiB", s >> 20), {}, {s, s}});
-    // huge_pmd_share() shares only whole PUD-aligned windows: place the segment on one.
-    if (pmd_size && p.huge.pmd_share && pmd > 0)
-      d.push_back({fmt::format("hugetlb {} MiB, PMD-shared", s >> 20), {}, {s, p.paging.at(pmd - 1).span()}});
+std::vector<replay> replays_for(const kernel_profile& p) {
+  std::vector<replay> out;
+  out.push_back({"as read", {}, {}});
+  for (const design& d : designs_for(p, {"segment", 0})) {
+    replay r{d.label, {}, {}};
+    for (const std::string& s : d.settings)
+      if (s.rfind("kernel.", 0) == 0) r.settings.push_back(s);
+    if (d.spec.shared == shared_pages::hugetlb) r.backing = {d.spec.hugetlb_page, d.spec.hugetlb_page};
+    if (d.spec.shared == shared_pages::shmem_thp) r.backing = {p.paging.pmd_huge_size(), 0};
+    out.push_back(std::move(r));
   }
-  for (design& x : d)
-    if (x.backing.huge_page >= (bytes{1} << 30)) x.label = fmt::format("hugetlb {} GiB", x.backing.huge_page >> 30);
-  return d;
+  return out;
 }
 
 bool all_digits(const std::string& s) {
@@ -62,8 +59,14 @@ result<live::inspection> inspect_for_scenario(const std::vector<int>& pids, cons
   io.keep_runs = true;
   auto in = live::inspect(io, prof, src, pm);
   if (!in.ok()) return in.error();
-  if (!in->skipped.empty())
-    return status::io_error("cannot read process " + std::to_string(in->skipped[0].pid) + ": " + in->skipped[0].reason);
+  // Processes that exited while being read are left out (said on stderr); one that may not
+  // be read is an error.
+  for (const live::unreadable& u : in->skipped) {
+    if (u.reason.rfind("exited while being read", 0) != 0 && u.reason.rfind("no address space", 0) != 0)
+      return status::io_error("cannot read process " + std::to_string(u.pid) + ": " + u.reason);
+    say_to_stderr("left out process " + std::to_string(u.pid) + ": " + u.reason);
+  }
+  if (in->processes.empty()) return status::io_error("none of the processes could be read");
   return in;
 }
 
@@ -105,10 +108,10 @@ action add_whatif(CLI::App& app) {
       if (!in.ok()) return report_error(in.error());
       name = "PIDs";
       for (const std::string& w : o->what) name += " " + w;
-      for (const design& d : designs_for(prof.value())) {
+      for (const replay& d : replays_for(prof.value())) {
         const inspected_scenario sc = inspection_scenario(in.value(), prof.value(), host_profile_overrides(), d.backing);
         if (d.backing.huge_page && sc.shared_objects.empty()) continue;  // nothing shared to back with huge pages
-        if (!d.backing.huge_page && d.settings.empty() && !o->save.empty()) {
+        if (!d.backing.align && d.settings.empty() && !o->save.empty()) {
           std::ofstream f(o->save);
           if (!(f << sc.toml)) return report_error(status::io_error("cannot write " + o->save));
         }
@@ -124,8 +127,8 @@ action add_whatif(CLI::App& app) {
         return report_error(status::invalid_argument("whatif takes PIDs or one scenario file, not " +
                                                      std::to_string(o->what.size()) + " files"));
       name = o->what[0];
-      for (const design& d : designs_for(prof.value())) {
-        if (d.backing.huge_page) continue;  // segments are re-backed from an inspection only; use --variant
+      for (const replay& d : replays_for(prof.value())) {
+        if (d.backing.align) continue;  // segments are moved and re-backed from an inspection only; use --variant
         std::vector<std::string> all = o->settings;
         all.insert(all.end(), d.settings.begin(), d.settings.end());
         auto s = load_input(name, false, all);

@@ -39,6 +39,7 @@ struct object_info {
   const char* kind = "file";
   bytes size = 0, page_size = 0;
   std::vector<int> pids;
+  bool moved = false;  // placed by the kernel (segment_backing), not at its address
 };
 
 using object_key = std::tuple<uint32_t, uint32_t, uint64_t>;
@@ -109,12 +110,10 @@ inspected_scenario inspection_scenario(const live::inspection& in, const kernel_
       o.size = std::max(o.size, (v.offset + (v.end - v.start) + unit - 1) / unit * unit);
       if (o.pids.empty() || o.pids.back() != p.pid) o.pids.push_back(p.pid);
     }
-  auto converted = [&](const object_info& o) {
-    return backing.huge_page && o.pids.size() > 1 && std::string(o.kind) == "shm";
-  };
   for (const object_key& k : order) {
     object_info& o = objects[k];
-    if (converted(o)) {
+    o.moved = backing.align && o.pids.size() > 1 && std::string(o.kind) == "shm";
+    if (o.moved && backing.huge_page) {
       o.kind = "hugetlb";
       o.page_size = backing.huge_page;
       o.size = (o.size + o.page_size - 1) / o.page_size * o.page_size;
@@ -180,25 +179,28 @@ inspected_scenario inspection_scenario(const live::inspection& in, const kernel_
     for (const live::vma_tables& vt : p.vmas)
       if (!vt.runs.empty()) maps.push_back(&vt);
     auto placed = [&](const live::vma_tables* vt) {
-      return vt->vma.inode != 0 && converted(objects[{vt->vma.dev_major, vt->vma.dev_minor, vt->vma.inode}]);
+      return vt->vma.inode != 0 && objects[{vt->vma.dev_major, vt->vma.dev_minor, vt->vma.inode}].moved;
     };
     std::stable_partition(maps.begin(), maps.end(), [&](const live::vma_tables* vt) { return !placed(vt); });
     for (const live::vma_tables* vtp : maps) {
       const live::vma_tables& vt = *vtp;
       const live::vma_info& v = vt.vma;
+      // A moved mapping starts at a multiple of the unit in the object too (its offset is
+      // rounded down) and covers whole units.
+      const bytes unit = std::max<bytes>(backing.huge_page, base);
       const std::string m = fmt::format("m{:x}", v.start);
       const bool writable = v.perms.size() > 1 && v.perms[1] == 'w';
       t += fmt::format("  [[group.map]]  # {} {}\n  name = \"{}\"\n", v.perms, v.path.empty() ? "anonymous" : v.path, m);
       if (v.inode != 0) {
         t += "  object = " + quoted(objects[{v.dev_major, v.dev_minor, v.inode}].name) + "\n";
-        const bytes off = placed(&vt) ? v.offset / backing.huge_page * backing.huge_page : v.offset;
+        const bytes off = placed(&vt) ? v.offset / unit * unit : v.offset;
         if (off) t += fmt::format("  offset = {:#x}\n", off);
       } else {
         t += "  object = \"anon\"\n";
       }
       if (v.shared()) t += "  shared = true\n";
       if (placed(&vt)) {
-        const bytes hp = backing.huge_page;
+        const bytes hp = unit;
         const bytes off = v.offset / hp * hp;
         t += fmt::format("  size = {:#x}\n  align = {:#x}\n  prot = \"{}\"\n",
                          (v.offset + (v.end - v.start) + hp - 1) / hp * hp - off, std::max(backing.align, hp),
@@ -213,8 +215,8 @@ inspected_scenario inspection_scenario(const live::inspection& in, const kernel_
       phases += "ranges = [";
       bool first = true;
       std::vector<std::pair<bytes, bytes>> rs = ranges_of(vt, f);
-      if (placed(&vt)) {  // in huge pages of the new mapping (which starts at a page boundary of the object)
-        const bytes hp = backing.huge_page, shift = v.offset % hp;
+      if (placed(&vt)) {  // in units of the new mapping (which starts at a unit boundary of the object)
+        const bytes hp = unit, shift = v.offset % hp;
         std::vector<std::pair<bytes, bytes>> hr;
         for (auto [off, len] : rs) {
           const bytes a = (off + shift) / hp * hp, e = (off + shift + len + hp - 1) / hp * hp;

@@ -32,14 +32,16 @@ struct inspected_scenario {
   std::vector<std::string> shared_objects;
 };
 
-// How the shared segments are backed in the scenario written.
+// How the shared segments (the shm segments two or more processes map) are placed and
+// backed in the scenario written.
 struct segment_backing {
-  // 0: as they were read. Else the shm segments two or more processes share become hugetlb
-  // objects of this page size, each mapping placed by the kernel (no fixed address) at a
-  // multiple of `align` (at least the page size), as hugetlb_get_unmapped_area() places
-  // them; the pool holds them all.
-  bytes huge_page = 0;
+  // Placed by the kernel at a multiple of `align` instead of at the address read: a
+  // design whose pages need aligned mappings (a THP or hugetlb page is mapped by a PMD
+  // only where the mapping covers its whole aligned span; shmem_get_unmapped_area() and
+  // hugetlb_get_unmapped_area() align such mappings). 0: at the address read.
   bytes align = 0;
+  // Non-zero: the segments become hugetlb objects of this page size (the pool holds them).
+  bytes huge_page = 0;
 };
 
 // `host` must be the profile inspect used (its paging format). `profile_overrides` are

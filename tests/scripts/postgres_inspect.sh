@@ -40,9 +40,9 @@ as_pg "$PGBIN/pg_ctl" -D "$DIR/data" -l "$DIR/log" -w \
 as_pg "$PGBIN/createdb" -h "$DIR" -p "$PORT" bench
 # Scale 60: about 900 MB of tables, so the select-only clients fill most of the 1 GiB pool.
 as_pg "$PGBIN/pgbench" -h "$DIR" -p "$PORT" -i -q -s 60 bench >/dev/null 2>&1
-as_pg "$PGBIN/pgbench" -h "$DIR" -p "$PORT" -S -c 40 -j 2 -T "$SECONDS_RUN" bench >"$DIR/bench.log" 2>&1 &
+as_pg "$PGBIN/pgbench" -h "$DIR" -p "$PORT" -S -c 40 -j 2 -T $((SECONDS_RUN * 5)) bench >"$DIR/bench.log" 2>&1 &
 BENCH=$!
-sleep $((SECONDS_RUN / 2))
+sleep "$SECONDS_RUN"
 POSTMASTER=$(head -1 "$DIR/data/postmaster.pid")
 # The backends of the pgbench clients and the long-lived helpers (autovacuum workers come
 # and go while we read; a PID named to inspect must exist).
@@ -74,14 +74,15 @@ if bad:
     sys.exit("FAIL: reconciliation off by more than 1%: " + ", ".join(f"{p['pid']}: {p['residual_bytes']} of {p['vmpte_bytes']}" for p in bad))
 print("ok: every process's mappings account for its VmPTE within 1%")
 PY
-live_pids() { for p in $PIDS; do [ -d /proc/$p ] && echo -n "$p "; done; }
+live_pids() { for p in $PIDS; do if [ -d /proc/$p ]; then echo -n "$p "; fi; done; }
 PIDS=$(live_pids)
 "$VMLAB" inspect "$POSTMASTER" $PIDS >"$DIR/inspect.txt"
 head -60 "$DIR/inspect.txt"
 echo "== vmlab whatif (the backends as read, replayed with huge pages)"
 PIDS=$(live_pids)
 time "$VMLAB" whatif "$POSTMASTER" $PIDS --save "$DIR/inspected.toml"
-echo "== pgbench"
+echo "== pgbench (stopped now; its clients ran while vmlab read the backends)"
+kill -INT "$BENCH" 2>/dev/null || true
 wait "$BENCH" || true
 BENCH=
-tail -3 "$DIR/bench.log"
+tail -4 "$DIR/bench.log"
