@@ -156,7 +156,7 @@ action add_whatif(CLI::App& app) {
     if (o->json)
       std::cout << compare_json(name, vs).dump(2) << "\n";
     else
-      std::cout << format_compare(name, vs);
+      std::cout << format_compare(name, vs, "whatif");
     for (const auto& v : vs)
       if (!v.result.failures.empty()) return 1;
     return 0;

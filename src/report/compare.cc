@@ -134,8 +134,9 @@ std::vector<compare_row> compare_rows(const std::vector<compare_variant>& v) {
   return rows;
 }
 
-std::string format_compare(const std::string& scenario, const std::vector<compare_variant>& v) {
-  std::string out = fmt::format("vmlab compare {}  engine: sim\n", scenario);
+std::string format_compare(const std::string& scenario, const std::vector<compare_variant>& v,
+                           const std::string& command) {
+  std::string out = fmt::format("vmlab {} {}  engine: sim\n", command, scenario);
   for (const auto& x : v)
     out += fmt::format("  {}: kernel {}{}{}\n", x.label, x.result.profile, x.settings.empty() ? "" : ", ",
                        [&] {

@@ -46,7 +46,9 @@ std::vector<compare_row> compare_rows(const std::vector<compare_variant>& v);
 
 // The table: a header naming the scenario and each variant's kernel, the rows (bytes in
 // MiB with one decimal), a difference column per later variant, then how each run ended.
-std::string format_compare(const std::string& scenario, const std::vector<compare_variant>& v);
+// `command` names what made the variants ("compare", "whatif").
+std::string format_compare(const std::string& scenario, const std::vector<compare_variant>& v,
+                           const std::string& command = "compare");
 
 // {"scenario", "variants":[{"label","settings","profile","completed","failures"}],
 //  "rows":[{"figure","unit","values":[...],"diff":[...]}]}; diff[i] is values[i+1] -

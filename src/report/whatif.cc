@@ -210,8 +210,14 @@ inspected_scenario inspection_scenario(const live::inspection& in, const kernel_
         t += fmt::format("  size = {:#x}\n  addr = {:#x}\n  prot = \"{}\"\n", v.end - v.start, v.start,
                          writable ? "rw" : "r");
       }
+      // One sample point at the end (a sample after each of thousands of phases would cost
+      // more than the phases; everything only grows, so the end is the maximum).
+      if (!phases.empty()) phases += "sample = false\n";
       phases += fmt::format("\n[[phase]]\ngroup = \"{}\"\naction = \"touch\"\nmap = \"{}\"\n", g, m);
-      if (writable && !v.shared()) phases += "write = true\n";
+      // Private anonymous memory is written (what makes it present, bar the zero page).
+      // A private file mapping is read: a written page there is an anonymous copy, and
+      // which pages were copied is not in pagemap's categories; its tables are the same.
+      if (writable && !v.shared() && v.inode == 0) phases += "write = true\n";
       phases += "ranges = [";
       bool first = true;
       std::vector<std::pair<bytes, bytes>> rs = ranges_of(vt, f);

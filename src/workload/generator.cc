@@ -168,6 +168,7 @@ class generator {
       for (uint32_t pid : pids)
         if (status s = range_op(ph, pid); !s.ok()) return s;
     }
+    if (!ph.sample) return {};
     op p;
     p.kind = op_kind::phase;
     p.name = ph.name;

@@ -557,7 +557,7 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
   for (const toml::table* t : tables) {
     table_reader p(src, *t, "[[phase]]");
     if (status s = p.check_keys({"name", "group", "action", "map", "offset", "length", "ranges", "pattern", "stride",
-                                 "fraction", "theta", "write", "prot", "advice", "children", "into", "processes"});
+                                 "fraction", "theta", "write", "prot", "advice", "children", "into", "processes", "sample"});
         !s.ok())
       return s;
     phase_spec ph;
@@ -584,7 +584,7 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
     ph.act = it->second;
 
     // Keys that do not apply to the action are mistakes, not silently ignored.
-    std::vector<std::string_view> applies = {"name", "group", "action", "processes"};
+    std::vector<std::string_view> applies = {"name", "group", "action", "processes", "sample"};
     switch (ph.act) {
       case phase_action::touch: applies.insert(applies.end(), {"map", "offset", "length", "ranges", "pattern", "stride", "fraction", "theta", "write"}); break;
       case phase_action::fork: applies.insert(applies.end(), {"children", "into"}); break;
@@ -597,6 +597,7 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
       if (std::find(applies.begin(), applies.end(), k.str()) == applies.end())
         return error_at(src.loc(k.source()), "key '" + std::string(k.str()) + "' does not apply to action '" + act + "'");
 
+    if (status s = p.get("sample", ph.sample); !s.ok()) return s;
     if (p.has("processes")) {
       uint64_t n = 0;
       if (status s = p.get_count("processes", n, 1, kPidMaxLimit); !s.ok()) return s;

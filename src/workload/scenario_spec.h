@@ -80,6 +80,10 @@ struct phase_spec {
   source_location into_at;
   std::optional<uint64_t> processes;
   source_location processes_at;
+  // false: no sample point at the end of the phase (its ops still run). For scenarios of
+  // thousands of phases (what `vmlab inspect --scenario` writes), where a sample after
+  // each would cost more than the phases.
+  bool sample = true;
 };
 
 struct scenario_spec {

@@ -81,6 +81,8 @@ head -60 "$DIR/inspect.txt"
 echo "== vmlab whatif (the backends as read, replayed with huge pages)"
 PIDS=$(live_pids)
 time "$VMLAB" whatif "$POSTMASTER" $PIDS --save "$DIR/inspected.toml"
+# VMLAB_PG_SAVE=FILE keeps the scenario of the server as read (for replaying it later).
+[ -n "${VMLAB_PG_SAVE:-}" ] && cp "$DIR/inspected.toml" "$VMLAB_PG_SAVE"
 echo "== pgbench (stopped now; its clients ran while vmlab read the backends)"
 kill -INT "$BENCH" 2>/dev/null || true
 wait "$BENCH" || true

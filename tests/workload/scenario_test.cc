@@ -446,6 +446,21 @@ TEST(Scenario, TouchRangesBecomeOneTouchEach) {
   EXPECT_EQ(touches, want);
 }
 
+// sample = false: the phase's ops run, no sample point follows them.
+TEST(Scenario, PhaseWithoutSamplePoint) {
+  const std::string base = std::string(kGroupWithMap) + "  size = \"8MiB\"\n[[phase]]\naction = \"touch\"\nmap = \"m\"\n";
+  auto phases = [](const op_stream& s) {
+    std::vector<std::string> names;
+    for (const op& o : s.ops)
+      if (o.kind == op_kind::phase) names.push_back(o.name);
+    return names;
+  };
+  EXPECT_EQ(phases(gen(base + "sample = false\n[[phase]]\nname = \"last\"\naction = \"touch\"\nmap = \"m\"\n")),
+            std::vector<std::string>{"last"});
+  EXPECT_EQ(phases(gen(base)), std::vector<std::string>{"phase1"});
+  EXPECT_EQ(where(base + "sample = 0\n"), "10:10: 'sample' in [[phase]] must be a boolean, not an integer");
+}
+
 TEST(ScenarioErrors, TouchRanges) {
   const std::string base = std::string(kGroupWithMap) + "  size = \"8MiB\"\n[[phase]]\naction = \"touch\"\nmap = \"m\"\n";
   EXPECT_EQ(where(base + "offset = 0\nranges = [[0, 4096]]\n"),
