@@ -114,12 +114,20 @@ struct machine_decl {
 };
 
 // A whole workload: machine, objects, the names of mappings, and the ops in order.
+// Mappings named "image.*" are a process image's (workload/image.h); no other may be.
+inline constexpr const char* kImagePrefix = "image.";
+
 struct op_stream {
   machine_decl machine;
   std::vector<object_decl> objects;
   std::vector<std::string> map_names;
   std::vector<op> ops;
   std::string source;  // where it came from (scenario or trace path), for messages
+  [[nodiscard]] bool has_process_image() const {
+    for (const std::string& m : map_names)
+      if (m.rfind(kImagePrefix, 0) == 0) return true;
+    return false;
+  }
 };
 
 }  // namespace vmlab

@@ -184,6 +184,9 @@ struct run_result {
   // Whether the kernel's /proc/PID/status has a VmPTE line (2.6.10+). Before that the
   // per-process figures are the model's per-mm page-table bytes, which no tool printed.
   bool vmpte_line = true;
+  // The processes have a process image (text, libraries, heap, stack: a group's `image`),
+  // so VmPTE is the whole process's; else it is the workload's mappings' only.
+  bool process_image = false;
   double wall_seconds = 0;     // timings: excluded from determinism checks
   double cpu_seconds = 0;
 };

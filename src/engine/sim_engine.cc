@@ -84,6 +84,7 @@ result<run_result> run_sim(const op_stream& s, const sim_options& opt) {
   run_result r;
   r.engine = "sim";
   r.scenario = s.source;
+  r.process_image = s.has_process_image();
   r.profile = k.profile().name;
   r.slabinfo_version = k.slabinfo_version();
   r.rmap = rmap_scheme_name(k.profile().rmap.scheme);

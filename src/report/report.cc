@@ -202,6 +202,7 @@ nlohmann::json to_json(const run_result& r) {
   j["schema_version"] = run_result::kSchemaVersion;
   j["engine"] = r.engine;
   j["scenario"] = r.scenario;
+  j["process_image"] = r.process_image;
   j["profile"] = r.profile;
   j["completed"] = r.failures.empty();
   j["ops_applied"] = r.ops_applied;
@@ -256,6 +257,8 @@ std::string format_table(const run_result& r, bool verbose) {
   const char* vmpte = r.vmpte_line ? "VmPTE" : "page tables (no VmPTE line before 2.6.10)";
   out += fmt::format("\nPageTables (max): {:>14}\n{} (max, one process): {:>6}\n", kb(r.peak.page_tables), vmpte,
                      kb(r.peak.vmpte_max_proc));
+  out += r.process_image ? "(VmPTE: the whole process's, its image included: text, libraries, heap, stack)\n"
+                         : "(VmPTE: the workload's mappings only; a group's image = \"typical\" adds the rest of a process)\n";
   if (!r.samples.empty()) {
     const sample& end = r.samples.back();
     bool hugetlb = false;

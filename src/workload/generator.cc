@@ -38,7 +38,19 @@ class generator {
         s.kind = op_kind::spawn;
         s.pid = pid;
         emit(std::move(s));
-        for (const auto& m : g.maps) emit(mmap_op(pid, m));
+        for (const auto& m : g.maps) {
+          emit(mmap_op(pid, m));
+          if (m.spawn_touch_len) {  // a process image's mapping, in use from the start
+            op t;
+            t.kind = op_kind::touch;
+            t.pid = pid;
+            t.map = map_index(m.name);
+            t.off = m.spawn_touch_off;
+            t.len = m.spawn_touch_len;
+            t.write = m.spawn_touch_write;
+            emit(std::move(t));
+          }
+        }
       }
     }
     for (const auto& ph : sc_.phases)

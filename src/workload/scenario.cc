@@ -19,6 +19,7 @@
 #include "model/profile.h"
 #include "workload/builtin.h"
 #include "workload/op_rules.h"
+#include "workload/image.h"
 #include "workload/scenario_spec.h"
 #include "workload/size.h"
 
@@ -414,6 +415,8 @@ status read_map(const source_text& src, const toml::table& t, const scenario_spe
   if (!m.has("name")) return m.missing("name");
   if (status s = m.get_token("name", ms.name); !s.ok()) return s;
   if (gi.names.count(ms.name)) return m.bad_value("name", "duplicate mapping name '" + ms.name + "' in group '" + g.name + "'");
+  if (ms.name.rfind(kImagePrefix, 0) == 0)
+    return m.bad_value("name", "mapping names starting with '" + std::string(kImagePrefix) + "' are the process image's (a group's 'image')");
   if (!m.has("object")) return m.missing("object");
   std::string obj;
   if (status s = m.get("object", obj); !s.ok()) return s;
@@ -527,13 +530,66 @@ status read_map(const source_text& src, const toml::table& t, const scenario_spe
   return {};
 }
 
+// `image = "typical"`, `"none"` or a table of resident sizes (image.h): the image's
+// mappings go first in the group, fixed, touched at spawn; its files are the objects
+// image.exe and image.libs, shared by every group with an image.
+status read_image(const source_text& src, const table_reader& gr, scenario_spec& sc, group_spec& g, group_index& gi) {
+  if (!gr.has("image")) return {};
+  image_spec img;
+  const toml::node* n = gr.table().get("image");
+  if (n->is_string()) {
+    const std::string v = n->as_string()->get();
+    if (v == "none") return {};
+    if (v != "typical")
+      return gr.bad_value("image", "'image' in [[group]] must be \"typical\", \"none\" or a table of sizes "
+                                   "(text, data, heap, libraries, stack), not '" + v + "'");
+  } else if (const toml::table* t = n->as_table()) {
+    table_reader it(src, *t, "the image of group '" + g.name + "'");
+    if (status s = it.check_keys({"text", "data", "heap", "libraries", "stack"}); !s.ok()) return s;
+    for (auto [key, field] : {std::pair{"text", &img.text}, {"data", &img.data}, {"heap", &img.heap},
+                              {"libraries", &img.libraries}, {"stack", &img.stack}}) {
+      if (status s = it.get_size(key, *field); !s.ok()) return s;
+      if (*field > (bytes{1} << 40))
+        return it.bad_value(key, std::string("'") + key + "' of a process image must be at most 1TiB, not " + std::to_string(*field));
+    }
+  } else {
+    return gr.wrong_type("image", *n, "\"typical\", \"none\" or a table of sizes");
+  }
+  g.image = true;
+  for (const image_map& im : image_maps(img, sc.profile.paging)) {
+    map_spec ms;
+    ms.name = im.name;
+    ms.where = ms.size_at = ms.addr_at = gr.where("image");
+    if (im.object != "anon") {
+      auto [it, added] = sc.object_ids.try_emplace(im.object, int32_t(sc.objects.size()));
+      if (added) sc.objects.push_back({im.object, object_kind::file, im.size, 0});
+      object_decl& d = sc.objects[size_t(it->second)];
+      if (d.kind != object_kind::file)
+        return gr.bad_value("image", "object '" + im.object + "' is the image's file: declare no object of that name");
+      d.size = std::max(d.size, im.size);
+      ms.object = it->second;
+      ms.prot = prot_read;
+    }
+    ms.fixed = true;
+    ms.addr = im.addr;
+    ms.size = im.size;
+    ms.spawn_touch_off = im.touch_off;
+    ms.spawn_touch_len = im.touch_len;
+    ms.spawn_touch_write = im.write;
+    gi.names.insert(ms.name);
+    gi.fixed.emplace(ms.addr, g.maps.size());
+    g.maps.push_back(std::move(ms));
+  }
+  return {};
+}
+
 status read_groups(const source_text& src, const table_reader& top, scenario_spec& sc) {
   std::vector<const toml::table*> tables;
   if (status s = top.get_tables("group", tables); !s.ok()) return s;
   std::unordered_set<std::string> names;
   for (const toml::table* t : tables) {
     table_reader gr(src, *t, "[[group]]");
-    if (status s = gr.check_keys({"name", "count", "map"}); !s.ok()) return s;
+    if (status s = gr.check_keys({"name", "count", "map", "image"}); !s.ok()) return s;
     group_spec g;
     if (!gr.has("name")) return gr.missing("name");
     if (status s = gr.get_token("name", g.name); !s.ok()) return s;
@@ -544,6 +600,7 @@ status read_groups(const source_text& src, const table_reader& top, scenario_spe
     std::vector<const toml::table*> maps;
     if (status s = gr.get_tables("map", maps); !s.ok()) return s;
     group_index gi;
+    if (status s = read_image(src, gr, sc, g, gi); !s.ok()) return s;
     for (const toml::table* mt : maps)
       if (status s = read_map(src, *mt, sc, g, gi); !s.ok()) return s;
     sc.groups.push_back(std::move(g));

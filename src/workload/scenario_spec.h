@@ -41,11 +41,15 @@ struct map_spec {
   bytes page_size = 0;      // MAP_HUGETLB page size (0: the default)
   bool has_hint = false;    // madvise right after mmap
   advice hint = advice::hugepage;
+  // Touched right after the mapping at spawn (a process image's mappings; image.h).
+  bytes spawn_touch_off = 0, spawn_touch_len = 0;
+  bool spawn_touch_write = false;
 };
 
 struct group_spec {
   std::string name;
   uint32_t count = 0;
+  bool image = false;  // its processes have a process image (the image.* mappings)
   std::vector<map_spec> maps;
 };
 

@@ -156,6 +156,7 @@ class live_run {
   result<run_result> run() {
     r_.engine = "live";
     r_.scenario = s_.source;
+    r_.process_image = s_.has_process_image();
     r_.profile = shadow_.profile().name;
     std::vector<bytes> huge_sizes;
     const auto sizes = hugetlb_page_sizes(shadow_.profile());
