@@ -123,7 +123,10 @@ struct op_stream {
   std::vector<std::string> map_names;
   std::vector<op> ops;
   std::string source;  // where it came from (scenario or trace path), for messages
+  // A group's mappings are the whole process (image = "inspected": what inspect wrote).
+  bool whole_process = false;
   [[nodiscard]] bool has_process_image() const {
+    if (whole_process) return true;
     for (const std::string& m : map_names)
       if (m.rfind(kImagePrefix, 0) == 0) return true;
     return false;

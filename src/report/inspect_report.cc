@@ -58,6 +58,11 @@ std::string format_inspection(const live::inspection& in, const inspect_format& 
     sum_vmpte += p.status.vmpte;
     sum_attr += p.attributed;
     if (!how.vmas) continue;
+    // The image as a scenario writes it (resident sizes, KiB): image = { ... } in a group.
+    auto kib = [](bytes b) { return fmt::format("\"{}KiB\"", (b + 1023) / 1024); };
+    out += fmt::format("{:>8} image = {{ text = {}, data = {}, heap = {}, libraries = {}, stack = {} }}\n", "",
+                       kib(p.image.text), kib(p.image.data), kib(p.image.heap), kib(p.image.libraries),
+                       kib(p.image.stack));
     std::vector<const live::vma_tables*> rows;
     for (const live::vma_tables& vt : p.vmas)
       if (vt.table_bytes > 0) rows.push_back(&vt);
@@ -125,6 +130,9 @@ nlohmann::json inspection_json(const live::inspection& in) {
                          {"attributed_bytes", p.attributed},
                          {"residual_bytes", p.residual},
                          {"shared_pmd_bytes", p.shared_pmd_bytes},
+                         {"image_resident_bytes",
+                          {{"text", p.image.text}, {"data", p.image.data}, {"heap", p.image.heap},
+                           {"libraries", p.image.libraries}, {"stack", p.image.stack}}},
                          {"tables", tables(p.tables)}};
     jp["vmas"] = nlohmann::json::array();
     for (const live::vma_tables& vt : p.vmas) {

@@ -172,8 +172,8 @@ inspected_scenario inspection_scenario(const live::inspection& in, const kernel_
   std::string phases;
   for (const live::process_inspection& p : in.processes) {
     const std::string g = fmt::format("pid{}", p.pid);
-    t += fmt::format("\n# {} ({}): VmPTE {} bytes as read\n[[group]]\nname = \"{}\"\ncount = 1\n", p.pid, p.comm,
-                     p.status.vmpte, g);
+    t += fmt::format("\n# {} ({}): VmPTE {} bytes as read\n[[group]]\nname = \"{}\"\ncount = 1\nimage = \"inspected\"\n",
+                     p.pid, p.comm, p.status.vmpte, g);
     // Fixed mappings first, so the kernel's placement of the others finds them mapped.
     std::vector<const live::vma_tables*> maps;
     for (const live::vma_tables& vt : p.vmas)

@@ -28,6 +28,7 @@ class generator {
     out_.source = sc_.name;
     procs_.push_back({});  // pid 0 is never used
     for (const auto& g : sc_.groups) {
+      out_.whole_process |= g.image;
       group_ids_.try_emplace(g.name, groups_.size());
       groups_.push_back({g.name, {}});
       for (uint32_t i = 0; i < g.count; ++i) {

@@ -540,9 +540,13 @@ status read_image(const source_text& src, const table_reader& gr, scenario_spec&
   if (n->is_string()) {
     const std::string v = n->as_string()->get();
     if (v == "none") return {};
+    if (v == "inspected") {  // the group's own mappings are the whole process (vmlab inspect --scenario)
+      g.image = true;
+      return {};
+    }
     if (v != "typical")
-      return gr.bad_value("image", "'image' in [[group]] must be \"typical\", \"none\" or a table of sizes "
-                                   "(text, data, heap, libraries, stack), not '" + v + "'");
+      return gr.bad_value("image", "'image' in [[group]] must be \"typical\", \"inspected\", \"none\" or a table "
+                                   "of sizes (text, data, heap, libraries, stack), not '" + v + "'");
   } else if (const toml::table* t = n->as_table()) {
     table_reader it(src, *t, "the image of group '" + g.name + "'");
     if (status s = it.check_keys({"text", "data", "heap", "libraries", "stack"}); !s.ok()) return s;
@@ -553,7 +557,7 @@ status read_image(const source_text& src, const table_reader& gr, scenario_spec&
         return it.bad_value(key, std::string("'") + key + "' of a process image must be at most 1TiB, not " + std::to_string(*field));
     }
   } else {
-    return gr.wrong_type("image", *n, "\"typical\", \"none\" or a table of sizes");
+    return gr.wrong_type("image", *n, "\"typical\", \"inspected\", \"none\" or a table of sizes");
   }
   g.image = true;
   for (const image_map& im : image_maps(img, sc.profile.paging)) {

@@ -142,6 +142,35 @@ TEST(Inspect, SharedHugetlbPmdTablesCountOnceAgainstPageTables) {
   EXPECT_EQ(in->page_tables_residual, int64_t(100 * kKiB) - int64_t(in->processes_page_tables));
 }
 
+// The image's resident sizes: the lowest file is the executable (text read-only, data
+// writable, with its bss after it); [heap], *.so* libraries, [stack]; the rest is workload.
+TEST(Inspect, ImageResidentSizesByMapping) {
+  text_proc_source src;
+  fake_pagemap pm;
+  std::string smaps = smaps_entry(0x400000, 0x500000, "r-xp", 5, "/usr/bin/db") +
+                      smaps_entry(0x500000, 0x504000, "rw-p", 5, "/usr/bin/db") + smaps_entry(0x504000, 0x508000, "rw-p", 0, "") +
+                      smaps_entry(0x600000, 0x700000, "rw-p", 0, "[heap]") +
+                      smaps_entry(0x7f0000000000, 0x7f0000200000, "rw-s", 9, "/memfd:pool (deleted)") +
+                      smaps_entry(0x7f0000400000, 0x7f0000500000, "r-xp", 7, "/usr/lib/libc.so.6") +
+                      smaps_entry(0x7f0000500000, 0x7f0000600000, "rw-p", 0, "") +
+                      smaps_entry(0x7ffd00000000, 0x7ffd00021000, "rw-p", 0, "[stack]");
+  src.set("/proc/7/status", "VmRSS:\t0 kB\nVmPTE:\t0 kB\n");
+  src.set("/proc/7/stat", "7 (db) S 1\n");
+  src.set("/proc/7/smaps", smaps);
+  pm.runs[7] = {{0x400000, 0x480000}, {0x500000, 0x508000}, {0x600000, 0x610000}, {0x7f0000000000, 0x7f0000200000},
+                {0x7f0000400000, 0x7f0000410000}, {0x7f0000500000, 0x7f0000501000}, {0x7ffd00020000, 0x7ffd00021000}};
+  inspect_options o;
+  o.pids = {7};
+  auto in = inspect(o, host(), src, pm);
+  ASSERT_TRUE(in.ok()) << in.error().to_string();
+  const image_resident& img = in->processes.at(0).image;
+  EXPECT_EQ(img.text, 512 * kKiB);
+  EXPECT_EQ(img.data, 32 * kKiB);  // 16 KiB of data and 16 KiB of bss
+  EXPECT_EQ(img.heap, 64 * kKiB);
+  EXPECT_EQ(img.libraries, 64 * kKiB);
+  EXPECT_EQ(img.stack, 4 * kKiB);
+}
+
 TEST(Inspect, CgroupThatCannotBeReadIsAnError) {
   text_proc_source src;
   fake_pagemap pm;

@@ -77,12 +77,13 @@ TEST(Image, Errors) {
     return r.ok() ? std::string("(parsed)") : r.error().to_string().substr(0, r.error().to_string().find('\n'));
   };
   EXPECT_EQ(err("[[group]]\nname = \"g\"\nimage = \"big\"\n"),
-            "t.toml:3:9: 'image' in [[group]] must be \"typical\", \"none\" or a table of sizes (text, data, heap, "
-            "libraries, stack), not 'big'");
+            "t.toml:3:9: 'image' in [[group]] must be \"typical\", \"inspected\", \"none\" or a table of sizes (text, "
+            "data, heap, libraries, stack), not 'big'");
   EXPECT_EQ(err("[[group]]\nname = \"g\"\nimage = { code = \"1MiB\" }\n"),
             "t.toml:3:11: unknown key 'code' in the image of group 'g'");
   EXPECT_EQ(err("[[group]]\nname = \"g\"\nimage = 3\n"),
-            "t.toml:3:9: 'image' in [[group]] must be \"typical\", \"none\" or a table of sizes, not an integer");
+            "t.toml:3:9: 'image' in [[group]] must be \"typical\", \"inspected\", \"none\" or a table of sizes, not an "
+            "integer");
   EXPECT_EQ(err("[[group]]\nname = \"g\"\n  [[group.map]]\n  name = \"image.heap\"\n  object = \"anon\"\n  size = 4096\n"),
             "t.toml:4:10: mapping names starting with 'image.' are the process image's (a group's 'image')");
 }

@@ -306,6 +306,33 @@ void split_runs(const std::vector<page_run>& all, std::vector<vma_tables>& vmas)
   }
 }
 
+image_resident image_of(const std::vector<vma_tables>& vmas, bytes page) {
+  image_resident img;
+  uint64_t exe = 0;
+  for (const vma_tables& vt : vmas)
+    if (vt.vma.inode) {
+      exe = vt.vma.inode;
+      break;
+    }
+  bool after_exe_data = false;
+  for (const vma_tables& vt : vmas) {
+    const vma_info& v = vt.vma;
+    const bytes resident = vt.present_pages * page;
+    const bool writable = v.perms.size() > 1 && v.perms[1] == 'w';
+    const bool bss = after_exe_data && v.inode == 0 && v.path.empty() && !v.shared();
+    after_exe_data = false;
+    if (v.path == "[heap]") img.heap += resident;
+    else if (v.path == "[stack]") img.stack += resident;
+    else if ((v.inode == exe && exe && writable) || bss) {
+      img.data += resident;
+      after_exe_data = !bss;
+    } else if (v.inode == exe && exe && !v.shared()) img.text += resident;
+    else if (v.inode && !v.shared() && (v.path.size() > 3 && (v.path.ends_with(".so") || v.path.find(".so.") != std::string::npos)))
+      img.libraries += resident;
+  }
+  return img;
+}
+
 std::string read_comm(proc_source& src, int pid) {
   auto t = src.read("/proc/" + std::to_string(pid) + "/comm");
   if (!t.ok()) return "?";
@@ -349,6 +376,7 @@ result<process_inspection> inspect_one(int pid, const paging_format& f, level_ma
     split_runs(runs.value(), p.vmas);
   }
   attribute_tables(f, vmpte_levels, p);
+  p.image = image_of(p.vmas, f.page_size());
   if (!keep_runs)
     for (vma_tables& vt : p.vmas) std::vector<page_run>().swap(vt.runs);
   return p;

@@ -94,6 +94,14 @@ struct vma_tables {
   std::vector<page_run> runs;  // its present runs (for the what-if scenario)
 };
 
+// What of a process is its image (workload/image.h), resident bytes: the executable's
+// read-only mappings (text) and writable ones with the anonymous bss after them (data),
+// [heap], shared libraries' mappings (*.so*), [stack]. The executable is the file mapped
+// lowest (where PIE and non-PIE executables are). For `image = { ... }` in a scenario.
+struct image_resident {
+  bytes text = 0, data = 0, heap = 0, libraries = 0, stack = 0;
+};
+
 struct process_inspection {
   int pid = 0;
   std::string comm;
@@ -104,6 +112,7 @@ struct process_inspection {
   bytes attributed = 0;        // what the VMAs account for, levels VmPTE counts
   int64_t residual = 0;        // VmPTE - attributed
   bytes shared_pmd_bytes = 0;  // of `attributed`, hugetlb PMD tables that can be shared
+  image_resident image;
 };
 
 // A segment several processes map: the same file, SysV segment or memfd (device, inode).
