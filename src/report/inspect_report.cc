@@ -103,10 +103,24 @@ std::string format_inspection(const live::inspection& in, const inspect_format& 
     out += fmt::format("\nPageTables {} = these processes {} (their VmPTE and PGDs, shared hugetlb PMD tables once)",
                        human_bytes(double(in.mem.page_tables)), human_bytes(double(in.processes_page_tables)));
     out += fmt::format(" + {} {}\n", human_bytes(double(in.page_tables_residual)),
-                       in.all ? "(the kernel's own tables, and processes that came or went while reading)"
-                              : "(other processes and the kernel)");
+                       !in.all ? "(other processes and the kernel)"
+                       : in.skipped.empty() ? "(the kernel's own tables, and processes that came or went while reading)"
+                                            : "(the kernel's own tables, the processes not read, and processes that came "
+                                              "or went while reading)");
   }
-  for (const live::unreadable& u : in.skipped) out += fmt::format("not read: PID {}: {}\n", u.pid, u.reason);
+  // Permission refusals (a non-root user's --all) are one line; every other reason its own.
+  std::vector<int> denied;
+  for (const live::unreadable& u : in.skipped) {
+    if (u.reason.find("Permission denied") != std::string::npos) denied.push_back(u.pid);
+    else out += fmt::format("not read: PID {}: {}\n", u.pid, u.reason);
+  }
+  if (!denied.empty()) {
+    std::string list;
+    for (size_t i = 0; i < denied.size() && i < 8; ++i) list += (i ? ", " : "") + std::to_string(denied[i]);
+    if (denied.size() > 8) list += ", ...";
+    out += fmt::format("not read: {} process{} of other users (PID {}): reading them needs root or CAP_SYS_PTRACE\n",
+                       denied.size(), denied.size() == 1 ? "" : "es", list);
+  }
   return out;
 }
 
