@@ -179,7 +179,16 @@ TEST(Inspect, CgroupThatCannotBeReadIsAnError) {
   auto in = inspect(o, host(), src, pm);
   ASSERT_FALSE(in.ok());
   EXPECT_EQ(in.error().code(), status_code::invalid_argument);
-  EXPECT_NE(in.error().message().find("/sys/fs/cgroup/no/such/cgroup.procs"), std::string::npos);
+  EXPECT_EQ(in.error().message(), "--cgroup no/such: no cgroup.procs (tried /sys/fs/cgroup/no/such/cgroup.procs, "
+                                  "/sys/fs/cgroup/unified/no/such/cgroup.procs)");
+  src.set("/sys/fs/cgroup/unified/db/cgroup.procs", "12\n");
+  src.set("/proc/12/status", "VmRSS:\t0 kB\nVmPTE:\t0 kB\n");
+  src.set("/proc/12/smaps", "");
+  o.cgroup = "db";
+  auto db = inspect(o, host(), src, pm);
+  ASSERT_TRUE(db.ok()) << db.error().to_string();
+  ASSERT_EQ(db->processes.size(), 1u);
+  EXPECT_EQ(db->processes[0].pid, 12);
 }
 
 }  // namespace

@@ -382,19 +382,30 @@ result<process_inspection> inspect_one(int pid, const paging_format& f, level_ma
   return p;
 }
 
+// A cgroup's processes: PATH/cgroup.procs for an absolute PATH, else under the cgroup v2
+// mount (/sys/fs/cgroup) or, on a hybrid hierarchy, its unified mount.
 result<std::vector<int>> cgroup_pids(proc_source& src, const std::string& cgroup) {
-  std::string dir = cgroup.rfind("/sys/fs/cgroup", 0) == 0 ? cgroup : "/sys/fs/cgroup/" + cgroup;
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  auto t = src.read(dir + "/cgroup.procs");
-  if (!t.ok()) return status::invalid_argument("--cgroup: cannot read " + dir + "/cgroup.procs: " + t.error().message());
-  std::vector<int> pids;
-  std::string_view s = t.value();
-  while (!s.empty()) {
-    const size_t eol = std::min(s.find('\n'), s.size());
-    if (auto v = parse_dec(s.substr(0, eol)); v && *v <= uint64_t(INT32_MAX)) pids.push_back(int(*v));
-    s.remove_prefix(std::min(eol + 1, s.size()));
+  std::vector<std::string> dirs;
+  if (cgroup.rfind("/sys/", 0) == 0) dirs = {cgroup};
+  else for (const char* root : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) dirs.push_back(root + ("/" + cgroup));
+  std::string tried;
+  for (std::string dir : dirs) {
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    auto t = src.read(dir + "/cgroup.procs");
+    if (!t.ok()) {
+      tried += (tried.empty() ? "" : ", ") + dir + "/cgroup.procs";
+      continue;
+    }
+    std::vector<int> pids;
+    std::string_view s = t.value();
+    while (!s.empty()) {
+      const size_t eol = std::min(s.find('\n'), s.size());
+      if (auto v = parse_dec(s.substr(0, eol)); v && *v <= uint64_t(INT32_MAX)) pids.push_back(int(*v));
+      s.remove_prefix(std::min(eol + 1, s.size()));
+    }
+    return pids;
   }
-  return pids;
+  return status::invalid_argument("--cgroup " + cgroup + ": no cgroup.procs (tried " + tried + ")");
 }
 
 }  // namespace
