@@ -96,6 +96,7 @@ action add_whatif(CLI::App& app) {
     std::vector<compare_variant> vs;
     std::vector<op_stream> inputs;
     std::string name;
+    bytes read_vmpte = 0;
     const bool pids = all_digits(o->what[0]);
     if (pids) {
       std::vector<int> list;
@@ -106,6 +107,7 @@ action add_whatif(CLI::App& app) {
       }
       auto in = inspect_for_scenario(list, prof.value());
       if (!in.ok()) return report_error(in.error());
+      for (const live::process_inspection& p : in->processes) read_vmpte += p.status.vmpte;
       name = "PIDs";
       for (const std::string& w : o->what) name += " " + w;
       for (const replay& d : replays_for(prof.value())) {
@@ -153,10 +155,23 @@ action add_whatif(CLI::App& app) {
       if (!r.ok()) return report_error(r.error());
       vs[i].result = std::move(r.value());
     }
-    if (o->json)
-      std::cout << compare_json(name, vs).dump(2) << "\n";
-    else
+    if (o->json) {
+      nlohmann::json j = compare_json(name, vs);
+      j["schema_version"] = 1;
+      if (pids) j["vmpte_read_bytes"] = read_vmpte;
+      std::cout << j.dump(2) << "\n";
+    } else {
       std::cout << format_compare(name, vs, "whatif");
+      // How faithful the replay is: the processes' VmPTE as read next to the sim's.
+      if (pids && !vs.empty() && !vs[0].result.samples.empty()) {
+        bytes sim = 0;
+        for (const proc_sample& p : vs[0].result.samples.back().procs) sim += p.vmpte;
+        std::cout << fmt::format("\nVmPTE of the processes: {} as read on this host, {} in the sim's replay 'as read' "
+                                 "({:+.2f}%)\n",
+                                 human_bytes(double(read_vmpte)), human_bytes(double(sim)),
+                                 read_vmpte ? 100.0 * (double(sim) - double(read_vmpte)) / double(read_vmpte) : 0.0);
+      }
+    }
     for (const auto& v : vs)
       if (!v.result.failures.empty()) return 1;
     return 0;
