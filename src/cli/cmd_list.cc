@@ -1,11 +1,15 @@
-// vmlab profiles | vmlab scenarios
+// vmlab profiles | vmlab scenarios | vmlab show NAME
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.h"
 #include "model/profile.h"
+#include "vmlab/suggest.h"
 #include "workload/builtin.h"
+#include "workload/scenario.h"
 
 namespace vmlab::cli {
 namespace {
@@ -35,8 +39,29 @@ action add_profiles(CLI::App&) {
 
 action add_scenarios(CLI::App&) {
   return []() -> int {
-    for (const auto& b : builtin_scenarios()) std::cout << b.name << "\n";
+    size_t w = 0;
+    for (const auto& b : builtin_scenarios()) w = std::max(w, b.name.size());
+    for (const auto& b : builtin_scenarios())
+      std::cout << fmt::format("{:<{}}  {}\n", b.name, w, scenario_description(b.text));
+    std::cout << "(vmlab show NAME prints one)\n";
     return 0;
+  };
+}
+
+action add_show(CLI::App& app) {
+  auto name = std::make_shared<std::string>();
+  app.add_option("name", *name, "A built-in scenario (see vmlab scenarios)")->required();
+  return [name]() -> int {
+    std::string n = *name;
+    if (n.size() > 5 && n.ends_with(".toml")) n.resize(n.size() - 5);
+    if (const builtin_scenario* b = find_builtin(n)) {
+      std::cout << b->text;
+      return 0;
+    }
+    std::vector<std::string_view> names;
+    for (const auto& b : builtin_scenarios()) names.push_back(b.name);
+    return report_error(status::invalid_argument("no built-in scenario named '" + *name + "'" + did_you_mean(n, names) +
+                                                 " (vmlab scenarios lists them)"));
   };
 }
 

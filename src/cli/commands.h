@@ -19,6 +19,7 @@ action add_trace(CLI::App& app);
 action add_validate(CLI::App& app);
 action add_profiles(CLI::App& app);
 action add_scenarios(CLI::App& app);
+action add_show(CLI::App& app);
 action add_seeds(CLI::App& app);
 action add_compare(CLI::App& app);
 action add_cleanup(CLI::App& app);

@@ -1,9 +1,11 @@
 // vmlab: one binary, subcommands from one table (ninja's kTools pattern).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <new>
 
 #include "cli/commands.h"
+#include "vmlab/suggest.h"
 #include "workload/scenario.h"
 #include "workload/size.h"
 #include "workload/trace.h"
@@ -57,7 +59,8 @@ const command kCommands[] = {
     {"whatif", "Replay processes running now (or a scenario) under other designs: huge pages, PMD sharing, ...", add_whatif},
     {"trace", "Write a scenario's op stream as a trace file", add_trace},
     {"profiles", "List the kernel profiles and what each counts", add_profiles},
-    {"scenarios", "List the built-in scenarios", add_scenarios},
+    {"scenarios", "List the built-in scenarios, with their descriptions", add_scenarios},
+    {"show", "Print a built-in scenario's TOML (to read it, or to start your own from it)", add_show},
     {"cleanup", "Undo what a killed live run left on this host (settings it changed, stray workers)", add_cleanup},
 };
 
@@ -73,6 +76,17 @@ int main(int argc, char** argv) {
   for (const auto& c : kCommands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
     subs.emplace_back(sub, c.add(*sub));
+  }
+  // An unknown subcommand: say so, with the closest one, rather than CLI11's "A subcommand
+  // is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const auto& c : kCommands) names.emplace_back(c.name);
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      std::cerr << "vmlab: error: unknown command '" << argv[1] << "'" << vmlab::did_you_mean(argv[1], names)
+                << " (vmlab --help lists them)\n";
+      return 2;
+    }
   }
   try {
     app.parse(argc, argv);

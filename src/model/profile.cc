@@ -1,5 +1,7 @@
 #include "model/profile.h"
 
+#include "vmlab/suggest.h"
+
 #include <charconv>
 #include <functional>
 
@@ -255,7 +257,8 @@ result<kernel_profile> find_profile(const std::string& name) {
   }
   std::string known;
   for (const auto& n : profile_names()) known += (known.empty() ? "" : ", ") + n;
-  return status::invalid_argument("unknown kernel profile '" + name + "' (known: " + known + ")");
+  return status::invalid_argument("unknown kernel profile '" + name + "'" + did_you_mean(name, profile_names()) +
+                                  " (known: " + known + ")");
 }
 
 std::vector<std::string> profile_names() {

@@ -17,6 +17,7 @@
 #include <toml++/toml.h>
 
 #include "model/profile.h"
+#include "vmlab/suggest.h"
 #include "workload/builtin.h"
 #include "workload/op_rules.h"
 #include "workload/image.h"
@@ -133,7 +134,9 @@ class table_reader {
       if (std::find(allowed.begin(), allowed.end(), k.str()) != allowed.end()) continue;
       if (!bad || before(k.source().begin, bad->source().begin)) bad = &k;
     }
-    if (bad) return error_at(src_.loc(bad->source()), "unknown key '" + std::string(bad->str()) + "' " + in_section());
+    if (bad)
+      return error_at(src_.loc(bad->source()),
+                      "unknown key '" + std::string(bad->str()) + "' " + in_section() + did_you_mean(bad->str(), allowed));
     return {};
   }
 
@@ -766,6 +769,10 @@ result<scenario_spec> read_scenario(const source_text& src, const toml::table& r
   if (status s = read_objects(src, top, sc); !s.ok()) return s;
   if (status s = read_groups(src, top, sc); !s.ok()) return s;
   if (status s = read_phases(src, top, sc); !s.ok()) return s;
+  // A scenario without processes would run and print zeros: a mistake, not a result.
+  if (sc.groups.empty())
+    return error_at(top.where(), "the scenario has no [[group]]: no process would run (a scenario needs at least one "
+                                 "group of processes)");
   uint64_t total = 0;
   for (const auto& g : sc.groups) total += g.count;
   if (total > kPidMaxLimit)
@@ -923,9 +930,23 @@ result<op_stream> load_scenario(const std::string& name_or_path, const std::vect
     return parse_named(b->text, "scenarios/" + name + ".toml", name, settings);
   }
   std::string known;
-  for (const auto& b : builtin_scenarios()) known += (known.empty() ? "" : ", ") + std::string(b.name);
-  return status::invalid_argument("no scenario file or built-in scenario named '" + name_or_path + "' (built-in: " +
-                                  (known.empty() ? "none" : known) + ")");
+  std::vector<std::string_view> names;
+  for (const auto& b : builtin_scenarios()) {
+    known += (known.empty() ? "" : ", ") + std::string(b.name);
+    names.push_back(b.name);
+  }
+  return status::invalid_argument("no scenario file or built-in scenario named '" + name_or_path + "'" +
+                                  did_you_mean(name_or_path, names) + " (built-in: " + (known.empty() ? "none" : known) +
+                                  ")");
+}
+
+std::string scenario_description(std::string_view text) {
+  try {
+    const toml::table t = toml::parse(text);
+    return t["description"].value_or(std::string());
+  } catch (const toml::parse_error&) {
+    return "";
+  }
 }
 
 }  // namespace vmlab

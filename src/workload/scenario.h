@@ -36,4 +36,7 @@ result<std::string> scenario_with_settings(std::string_view text, const std::str
 
 result<op_stream> load_scenario(const std::string& name_or_path, const std::vector<std::string>& settings = {});
 
+// The `description` of a scenario's text ("" when it has none or does not parse as TOML).
+std::string scenario_description(std::string_view text);
+
 }  // namespace vmlab

@@ -293,9 +293,9 @@ name = "p"
   sizee = "1GiB"
 )";
   const std::string f = tmp_.write("unknown-key.toml", text);
-  expect_located_error(run_vmlab({"run", f}), f, text, 6, 3, "unknown key 'sizee' in [[group.map]]");
+  expect_located_error(run_vmlab({"run", f}), f, text, 6, 3, "unknown key 'sizee' in [[group.map]]; did you mean 'size'?");
   // The same error from `trace`, which only parses.
-  expect_located_error(run_vmlab({"trace", f}), f, text, 6, 3, "unknown key 'sizee' in [[group.map]]");
+  expect_located_error(run_vmlab({"trace", f}), f, text, 6, 3, "unknown key 'sizee' in [[group.map]]; did you mean 'size'?");
 }
 
 TEST_F(CliScenarioErrors, NegativeSize) {

@@ -313,12 +313,12 @@ TEST(ScenarioErrors, TomlSyntax) {
 }
 
 TEST(ScenarioErrors, UnknownKeys) {
-  EXPECT_EQ(where(std::string(kGroupWithMap) + "  sizee = \"1GiB\"\n"), "6:3: unknown key 'sizee' in [[group.map]]");
-  EXPECT_EQ(where("seed = 1\nsed = 2\n"), "2:1: unknown key 'sed' at the top level");
-  EXPECT_EQ(where("[machine]\nmemroy = 1\n"), "2:1: unknown key 'memroy' in [machine]");
-  EXPECT_EQ(where("[kernel]\nprofil = \"x\"\n"), "2:1: unknown key 'profil' in [kernel]");
-  EXPECT_EQ(where("[[object]]\nname = \"o\"\nsize = 1\nkid = \"shm\"\n"), "4:1: unknown key 'kid' in [[object]]");
-  EXPECT_EQ(where("[[group]]\nname = \"g\"\ncont = 2\n"), "3:1: unknown key 'cont' in [[group]]");
+  EXPECT_EQ(where(std::string(kGroupWithMap) + "  sizee = \"1GiB\"\n"), "6:3: unknown key 'sizee' in [[group.map]]; did you mean 'size'?");
+  EXPECT_EQ(where("seed = 1\nsed = 2\n"), "2:1: unknown key 'sed' at the top level; did you mean 'seed'?");
+  EXPECT_EQ(where("[machine]\nmemroy = 1\n"), "2:1: unknown key 'memroy' in [machine]; did you mean 'memory'?");
+  EXPECT_EQ(where("[kernel]\nprofil = \"x\"\n"), "2:1: unknown key 'profil' in [kernel]; did you mean 'profile'?");
+  EXPECT_EQ(where("[[object]]\nname = \"o\"\nsize = 1\nkid = \"shm\"\n"), "4:1: unknown key 'kid' in [[object]]; did you mean 'kind'?");
+  EXPECT_EQ(where("[[group]]\nname = \"g\"\ncont = 2\n"), "3:1: unknown key 'cont' in [[group]]; did you mean 'count'?");
   EXPECT_EQ(where("[[group]]\nname = \"g\"\n[[phase]]\naction = \"exit\"\ngrp = \"g\"\n"),
             "5:1: unknown key 'grp' in [[phase]]");
   EXPECT_EQ(where("[[group]]\nname = \"g\"\n[[phase]]\naction = \"exit\"\nmap = \"m\"\n"),
