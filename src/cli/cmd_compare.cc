@@ -5,14 +5,15 @@
 #include "cli/commands.h"
 #include "engine/engine.h"
 #include "report/compare.h"
+#include "report/csv.h"
 
 namespace vmlab::cli {
 
 action add_compare(CLI::App& app) {
   struct opts {
-    std::string scenario;
+    std::string scenario, profile;
     std::vector<std::string> settings, variants;
-    bool json = false;
+    output_options out;
   };
   auto o = std::make_shared<opts>();
   app.footer(
@@ -31,7 +32,8 @@ action add_compare(CLI::App& app) {
       ->allow_extra_args(false)
       ->take_all();
   add_set_option(app, o->settings);
-  app.add_flag("--json", o->json, "Print the variants and rows as JSON");
+  add_profile_option(app, o->profile);
+  add_output_options(app, o->out);
   return [o]() -> int {
     if (o->variants.size() < 2)
       return report_error(status::invalid_argument("compare needs at least two --variant \"LABEL: PATH=VALUE; ...\" (got " +
@@ -42,7 +44,7 @@ action add_compare(CLI::App& app) {
     for (const auto& text : o->variants) {
       auto v = parse_variant(text);
       if (!v.ok()) return report_error(v.error());
-      std::vector<std::string> all = o->settings;  // --set first, then the variant's own
+      std::vector<std::string> all = with_profile(o->profile, o->settings);  // --set first, then the variant's own
       all.insert(all.end(), v->settings.begin(), v->settings.end());
       auto in = load_input(o->scenario, false, all);
       if (!in.ok()) return report_error(in.error());
@@ -54,10 +56,11 @@ action add_compare(CLI::App& app) {
       if (!r.ok()) return report_error(r.error());
       vs[i].result = std::move(r.value());
     }
-    if (o->json)
-      std::cout << compare_json(o->scenario, vs).dump(2) << "\n";
-    else
-      std::cout << format_compare(o->scenario, vs);
+    const std::string f = o->out.chosen();
+    const std::string text = f == "json"  ? compare_json(o->scenario, vs).dump(2) + "\n"
+                             : f == "csv" ? to_csv(compare_csv_rows(vs), compare_csv_columns(vs))
+                                          : format_compare(o->scenario, vs);
+    if (int rc = write_output(o->out, text); rc) return rc;
     for (const auto& v : vs)
       if (!v.result.failures.empty()) return 1;
     return 0;

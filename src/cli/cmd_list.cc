@@ -37,13 +37,13 @@ action add_profiles(CLI::App&) {
   };
 }
 
-action add_scenarios(CLI::App&) {
+action add_scenarios(CLI::App& app) {
+  app.footer("One line each: the name (what run, compare and show take) and its description. vmlab show NAME prints one.");
   return []() -> int {
     size_t w = 0;
     for (const auto& b : builtin_scenarios()) w = std::max(w, b.name.size());
     for (const auto& b : builtin_scenarios())
       std::cout << fmt::format("{:<{}}  {}\n", b.name, w, scenario_description(b.text));
-    std::cout << "(vmlab show NAME prints one)\n";
     return 0;
   };
 }

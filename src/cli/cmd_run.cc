@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "engine/engine.h"
+#include "report/csv.h"
 #include "report/report.h"
 #include "workload/trace.h"
 
@@ -70,21 +71,22 @@ class progress_line {
 
 action add_run(CLI::App& app) {
   struct opts {
-    std::string scenario, trace, engine = "sim", max_memory, max_host_memory;
+    std::string scenario, trace, engine = "sim", max_memory, max_host_memory, profile;
     std::vector<std::string> settings;
-    bool json = false, check = false, slabinfo = false, verbose = false, no_wait = false, quiet = false;
+    output_options out;
+    bool check = false, slabinfo = false, verbose = false, no_wait = false, quiet = false;
   };
   auto o = std::make_shared<opts>();
   app.add_option("scenario", o->scenario, "Scenario file or built-in name (e.g. validate/anon-64m)");
   app.add_option("--trace", o->trace, "Replay a trace file instead of a scenario");
   add_set_option(app, o->settings);
+  add_profile_option(app, o->profile);
   app.add_option("--engine", o->engine, "sim (the model) or live (real processes on this host)")
       ->check(CLI::IsMember({"sim", "live"}));
-  CLI::Option* json = app.add_flag("--json", o->json, "Print the whole RunResult as JSON");
+  add_output_options(app, o->out);
   app.add_flag("--slabinfo", o->slabinfo,
                "Print /proc/slabinfo as the profile's kernel would at the end of the run (its version: 1.1, 2.0 or "
-               "2.1), then the same rows for the maxima over the run")
-      ->excludes(json);
+               "2.1), then the same rows for the maxima over the run");
   app.add_flag("--check", o->check, "Recount the model's accounting from scratch after every op (slow)");
   app.add_option("--max-memory", o->max_memory, "Live engine: refuse workloads needing more (default: half of MemAvailable)");
   app.add_option("--max-host-memory", o->max_host_memory,
@@ -96,7 +98,12 @@ action add_run(CLI::App& app) {
   return [o]() -> int {
     if (o->scenario.empty() == o->trace.empty())
       return report_error(status::invalid_argument("give exactly one of SCENARIO or --trace FILE"));
-    auto in = load_input(o->trace.empty() ? o->scenario : o->trace, !o->trace.empty(), o->settings);
+    if (!o->trace.empty() && !o->profile.empty())
+      return report_error(status::invalid_argument("--profile changes a scenario before it is read; a trace has none"));
+    if (o->slabinfo && o->out.chosen() != "table")
+      return report_error(status::invalid_argument("--slabinfo prints /proc/slabinfo's own format: not with --format " +
+                                                   o->out.chosen()));
+    auto in = load_input(o->trace.empty() ? o->scenario : o->trace, !o->trace.empty(), with_profile(o->profile, o->settings));
     if (!in.ok()) return report_error(in.error());
     result<run_result> r = status::invalid_argument("unreachable");
     if (o->engine == "sim") {
@@ -124,15 +131,27 @@ action add_run(CLI::App& app) {
       r = run_live(in.value(), lo);
     }
     if (!r.ok()) return report_error(r.error());
-    if (o->json) {
-      std::cout << to_json(r.value()).dump(2) << "\n";
+    std::string text;
+    if (o->out.chosen() == "json") {
+      text = to_json(r.value()).dump(2) + "\n";
+    } else if (o->out.chosen() == "csv") {
+      // One line per sample: the system's figures (the JSON has each process's too).
+      nlohmann::json rows = nlohmann::json::array();
+      const nlohmann::json all = to_json(r.value());
+      for (auto s : all["samples"]) {
+        s.erase("procs");
+        s.erase("slabs");
+        rows.push_back(std::move(s));
+      }
+      text = to_csv(rows, {"name", "op_index", "nr_procs", "PageTables", "PageTables_workload"});
     } else if (o->slabinfo) {
-      auto text = format_slabinfo(r.value());
-      if (!text.ok()) return report_error(text.error());
-      std::cout << text.value();
+      auto t = format_slabinfo(r.value());
+      if (!t.ok()) return report_error(t.error());
+      text = t.value();
     } else {
-      std::cout << format_table(r.value(), o->verbose);
+      text = format_table(r.value(), o->verbose);
     }
+    if (int rc = write_output(o->out, text); rc) return rc;
     // A run the simulated (or real) kernel cut short is a finding, not a success.
     return r->failures.empty() ? 0 : 1;
   };

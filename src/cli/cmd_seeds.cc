@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "engine/engine.h"
 #include "report/compare.h"
+#include "report/csv.h"
 #include "report/seeds.h"
 
 namespace vmlab::cli {
@@ -24,8 +25,9 @@ std::string normalise_seed(std::string name) {
 
 action add_seeds(CLI::App& app) {
   struct opts {
-    std::string name;
-    bool json = false;
+    std::string name, profile;
+    std::vector<std::string> settings;
+    output_options out;
   };
   auto o = std::make_shared<opts>();
   app.footer(
@@ -34,7 +36,9 @@ action add_seeds(CLI::App& app) {
       "Exit status: 0 when every figure is within its tolerance, 1 when one is not (or a seed's run ended early), "
       "2 for an unknown seed name.");
   app.add_option("name", o->name, "Only this seed, by its number (e.g. 000)");
-  app.add_flag("--json", o->json, "Print the figures as JSON");
+  add_output_options(app, o->out);
+  add_profile_option(app, o->profile);
+  add_set_option(app, o->settings);
   return [o]() -> int {
     std::vector<const seed_figure*> figs;
     std::string known;
@@ -50,12 +54,14 @@ action add_seeds(CLI::App& app) {
     auto run_of = [&](std::string_view scenario, std::string_view settings) -> result<const run_result*> {
       auto it = runs.find({scenario, settings});
       if (it != runs.end()) return &it->second;
-      auto in = load_input(std::string(scenario), false, split_settings(settings));
+      std::vector<std::string> all = with_profile(o->profile, o->settings);
+      for (std::string& st : split_settings(settings)) all.push_back(std::move(st));
+      auto in = load_input(std::string(scenario), false, all);
       if (!in.ok()) return in.error();
       auto r = run_sim(in.value());
       if (!r.ok()) return r.error();
       const std::string what = std::string(scenario) + (settings.empty() ? "" : " [" + std::string(settings) + "]");
-      if (!o->json) std::cerr << fmt::format("{}: sim {:.1f} s\n", what, r->wall_seconds);
+      if (o->out.chosen() == "table") std::cerr << fmt::format("{}: sim {:.1f} s\n", what, r->wall_seconds);
       for (const auto& fl : r->failures)
         std::cerr << fmt::format("{}: the run ended early at op {} `{}`: {}\n", what, fl.op_index, fl.op_text, fl.error);
       return &runs.emplace(std::make_pair(scenario, settings), std::move(r.value())).first->second;
@@ -72,10 +78,11 @@ action add_seeds(CLI::App& app) {
       }
       checks.push_back(check_seed_figure(*f, *r.value(), minus));
     }
-    if (o->json)
-      std::cout << seeds_json(checks).dump(2) << "\n";
-    else
-      std::cout << format_seeds_table(checks);
+    const std::string f = o->out.chosen();
+    const std::string text = f == "json"  ? seeds_json(checks).dump(2) + "\n"
+                             : f == "csv" ? to_csv(seeds_json(checks)["figures"], {"seed", "metric", "paper", "vmlab", "rel_error", "tolerance", "ok"})
+                                          : format_seeds_table(checks);
+    if (int rc = write_output(o->out, text); rc) return rc;
     for (const auto& c : checks)
       if (!c.ok) return 1;
     return 0;

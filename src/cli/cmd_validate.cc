@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "report/csv.h"
 #include "engine/engine.h"
 #include "engine/live/host_state.h"
 #include "report/report.h"
@@ -13,13 +14,16 @@ namespace vmlab::cli {
 
 action add_validate(CLI::App& app) {
   struct opts {
-    std::vector<std::string> scenarios;
-    std::string max_memory;
-    bool json = false, no_wait = false, verbose = false;
+    std::vector<std::string> scenarios, settings;
+    std::string max_memory, profile;
+    output_options out;
+    bool no_wait = false, verbose = false;
   };
   auto o = std::make_shared<opts>();
   app.add_option("scenarios", o->scenarios, "Scenarios to validate (default: every built-in validate/ scenario)");
-  app.add_flag("--json", o->json, "Print the cases as JSON");
+  add_output_options(app, o->out);
+  add_profile_option(app, o->profile);
+  add_set_option(app, o->settings);
   app.add_option("--max-memory", o->max_memory, "Refuse scenarios needing more host memory than this");
   app.add_flag("--no-wait", o->no_wait, "Refuse, rather than wait, when another live run is measuring");
   app.add_flag("-v,--verbose", o->verbose, "Print each note's long form");
@@ -44,7 +48,7 @@ action add_validate(CLI::App& app) {
     lo.max_memory = mem.value();
     lo.say = say_to_stderr;
     for (const auto& name : names) {
-      auto in = load_input(name, false);
+      auto in = load_input(name, false, with_profile(o->profile, o->settings));
       if (!in.ok()) return report_error(in.error());
       op_stream s = std::move(in.value());
       // The sim describes this host: apply what the live engine found (e.g. PTI off).
@@ -75,15 +79,16 @@ action add_validate(CLI::App& app) {
         }
         add_note(notes, std::move(n));
       }
-      if (!o->json)
+      if (o->out.chosen() == "table")
         std::cerr << name << ": sim " << sim->wall_seconds << " s, live " << live->wall_seconds << " s\n";
     }
     size_t failed = 0;
     for (const auto& c : cases) failed += c.failed();
-    if (o->json)
-      std::cout << to_json(cases, notes).dump(2) << "\n";
-    else
-      std::cout << format_validate_table(cases) << "\n" << format_notes(notes, o->verbose);
+    const std::string f = o->out.chosen();
+    const std::string text = f == "json"  ? to_json(cases, notes).dump(2) + "\n"
+                             : f == "csv" ? to_csv(to_json(cases, notes)["cases"], {"scenario", "sample", "figure", "sim", "live", "tolerance", "verdict"})
+                                          : format_validate_table(cases) + "\n" + format_notes(notes, o->verbose);
+    if (int rc = write_output(o->out, text); rc) return rc;
     return failed ? 1 : 0;
   };
 }

@@ -38,6 +38,22 @@ result<op_stream> load_input(const std::string& what, bool as_trace, const std::
 // Registers --set on a subcommand that reads scenarios.
 void add_set_option(CLI::App& app, std::vector<std::string>& settings);
 
+// --profile NAME: the kernel profile, as `--set kernel.profile=NAME` would set it (applied
+// before the --set settings, so an explicit --set wins).
+void add_profile_option(CLI::App& app, std::string& profile);
+std::vector<std::string> with_profile(const std::string& profile, const std::vector<std::string>& settings);
+
+// -o FILE and --format table|json|csv (--json is --format json), as fio's --output and
+// --output-format: the same output, to a file.
+struct output_options {
+  std::string file, format = "table";
+  bool json = false;
+  [[nodiscard]] std::string chosen() const { return json ? "json" : format; }
+};
+void add_output_options(CLI::App& app, output_options& o);
+// Writes `text` to the file or standard output; exit status 0, or 3 with a message.
+int write_output(const output_options& o, const std::string& text);
+
 // "vmlab: <message>" on stderr: what a live run tells the user while it goes on.
 void say_to_stderr(const std::string& message);
 

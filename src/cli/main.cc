@@ -1,6 +1,9 @@
 // vmlab: one binary, subcommands from one table (ninja's kTools pattern).
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <new>
 
@@ -30,6 +33,35 @@ void add_set_option(CLI::App& app, std::vector<std::string>& settings) {
                  "machine.hugepages={\"2MiB\"=8192}")
       ->allow_extra_args(false)
       ->take_all();
+}
+
+void add_profile_option(CLI::App& app, std::string& profile) {
+  app.add_option("--profile", profile, "Kernel profile (vmlab profiles lists them): the same as --set kernel.profile=NAME");
+}
+
+std::vector<std::string> with_profile(const std::string& profile, const std::vector<std::string>& settings) {
+  std::vector<std::string> all;
+  if (!profile.empty()) all.push_back("kernel.profile=" + profile);
+  all.insert(all.end(), settings.begin(), settings.end());
+  return all;
+}
+
+void add_output_options(CLI::App& app, output_options& o) {
+  app.add_option("-o,--output", o.file, "Write the output to this file (default: standard output)");
+  CLI::Option* fmt = app.add_option("--format", o.format, "table (default), json or csv")
+                         ->check(CLI::IsMember({"table", "json", "csv"}));
+  app.add_flag("--json", o.json, "The same as --format json")->excludes(fmt);
+}
+
+int write_output(const output_options& o, const std::string& text) {
+  if (o.file.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  std::ofstream f(o.file, std::ios::binary | std::ios::trunc);
+  if (!(f << text) || !f.flush())
+    return report_error(status::io_error("cannot write " + o.file + ": " + std::strerror(errno)));
+  return 0;
 }
 
 void say_to_stderr(const std::string& message) { std::cerr << "vmlab: " << message << "\n"; }

@@ -196,4 +196,21 @@ nlohmann::json compare_json(const std::string& scenario, const std::vector<compa
   return j;
 }
 
+nlohmann::json compare_csv_rows(const std::vector<compare_variant>& v) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const compare_row& r : compare_rows(v)) {
+    nlohmann::json row = {{"figure", r.figure}, {"unit", r.unit}};
+    for (size_t i = 0; i < v.size(); ++i)
+      row[v[i].label] = r.values[i] ? nlohmann::json(*r.values[i]) : nlohmann::json(nullptr);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<std::string> compare_csv_columns(const std::vector<compare_variant>& v) {
+  std::vector<std::string> c = {"figure", "unit"};
+  for (const compare_variant& x : v) c.push_back(x.label);
+  return c;
+}
+
 }  // namespace vmlab

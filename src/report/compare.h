@@ -55,4 +55,9 @@ std::string format_compare(const std::string& scenario, const std::vector<compar
 // values[0] (null where either is missing).
 nlohmann::json compare_json(const std::string& scenario, const std::vector<compare_variant>& v);
 
+// The rows for CSV: {"figure", "unit", LABEL: value, ...} per figure (null where missing).
+nlohmann::json compare_csv_rows(const std::vector<compare_variant>& v);
+// Its columns in order: figure, unit, then the variants' labels.
+std::vector<std::string> compare_csv_columns(const std::vector<compare_variant>& v);
+
 }  // namespace vmlab

@@ -104,6 +104,13 @@ std::vector<std::string> lines_of(const std::string& s) {
   return out;
 }
 
+// `vmlab scenarios` lines start with the name, then the description.
+std::vector<std::string> scenario_names(const std::string& out) {
+  std::vector<std::string> names;
+  for (const std::string& l : lines_of(out)) names.push_back(l.substr(0, l.find(' ')));
+  return names;
+}
+
 // Line `n` (1-based) of `text`.
 std::string line_of(const std::string& text, size_t n) {
   const auto l = lines_of(text);
@@ -527,7 +534,7 @@ TEST_F(CliTrace, RoundTripGivesTheSameRun) {
 TEST_F(CliTrace, RoundTripOfEveryBuiltinScenario) {
   const auto list = run_vmlab({"scenarios"});
   ASSERT_EQ(list.exit_code, 0);
-  const auto names = lines_of(list.out);
+  const auto names = scenario_names(list.out);
   ASSERT_FALSE(names.empty());
   for (const auto& name : names) {
     SCOPED_TRACE(name);
@@ -725,7 +732,9 @@ TEST_F(CliList, Profiles) {
 TEST_F(CliList, Scenarios) {
   const auto r = run_vmlab({"scenarios"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto names = lines_of(r.out);
+  const auto names = scenario_names(r.out);
+  // Each line: the name, then its description (every built-in scenario has one).
+  for (const std::string& line : lines_of(r.out)) EXPECT_GT(line.size(), line.find(' ') + 3) << line;
   const std::set<std::string> unique(names.begin(), names.end());
   EXPECT_EQ(unique.size(), names.size()) << "duplicate names:\n" << r.out;
   const auto validate = std::count_if(names.begin(), names.end(), [](const std::string& n) { return n.rfind("validate/", 0) == 0; });
