@@ -1,5 +1,6 @@
 // vmlab: one binary, subcommands from one table (ninja's kTools pattern).
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <new>
 
@@ -30,6 +31,14 @@ void add_set_option(CLI::App& app, std::vector<std::string>& settings) {
       ->take_all();
 }
 
+void add_variant_option(CLI::App& app, std::vector<std::string>& variants) {
+  app.add_option("--variant", variants,
+                 "A design, a column: \"LABEL: PATH=VALUE; PATH=VALUE\" (settings as --set takes them; none = the "
+                 "scenario as written). At least two.")
+      ->allow_extra_args(false)
+      ->take_all();
+}
+
 void say_to_stderr(const std::string& message) { std::cerr << "vmlab: " << message << "\n"; }
 
 result<bytes> parse_memory_option(const std::string& text, const std::string& option) {
@@ -37,6 +46,14 @@ result<bytes> parse_memory_option(const std::string& text, const std::string& op
   auto r = parse_size(text);
   if (!r.ok()) return status::invalid_argument(option + ": " + r.error().message());
   return r;
+}
+
+status write_output_file(const std::string& path, const std::string& data) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(data.data(), static_cast<std::streamsize>(data.size()));
+  f.close();
+  if (!f) return status::io_error("cannot write the output file '" + path + "'");
+  return {};
 }
 
 namespace {
@@ -55,6 +72,8 @@ const command kCommands[] = {
     {"estimate", "Page tables, rmap and slab of N processes sharing a segment, per design, in closed form (instant)", add_estimate},
     {"inspect", "Where the page tables of processes running on this host go, mapping by mapping", add_inspect},
     {"whatif", "Replay processes running now (or a scenario) under other designs: huge pages, PMD sharing, ...", add_whatif},
+    {"plot", "Draw a run's page tables (per sample or per level) or designs side by side, as PNG or SVG (gnuplot)", add_plot},
+    {"report", "Write one self-contained HTML file: the scenario, the tables, the charts and the notes", add_report},
     {"trace", "Write a scenario's op stream as a trace file", add_trace},
     {"profiles", "List the kernel profiles and what each counts", add_profiles},
     {"scenarios", "List the built-in scenarios", add_scenarios},
