@@ -1,4 +1,5 @@
-// vmlab compare SCENARIO --variant "LABEL: PATH=VALUE; ..." --variant ... [--set ...] [--json]
+// vmlab compare SCENARIO --variant "LABEL: PATH=VALUE; ..." --variant ... [--set ...] [--profile NAME]
+//               [-o FILE] [--format table|json|csv]
 #include <iostream>
 #include <memory>
 
@@ -8,6 +9,29 @@
 #include "report/csv.h"
 
 namespace vmlab::cli {
+
+result<std::vector<compare_variant>> run_variants(const std::string& scenario, const std::vector<std::string>& settings,
+                                                  const std::vector<std::string>& variants) {
+  // Every variant is read before any runs: bad input fails at once.
+  std::vector<compare_variant> vs;
+  std::vector<op_stream> inputs;
+  for (const auto& text : variants) {
+    auto v = parse_variant(text);
+    if (!v.ok()) return v.error();
+    std::vector<std::string> all = settings;  // --set first, then the variant's own
+    all.insert(all.end(), v->settings.begin(), v->settings.end());
+    auto in = load_input(scenario, false, all);
+    if (!in.ok()) return in.error();
+    inputs.push_back(std::move(in.value()));
+    vs.push_back(std::move(v.value()));
+  }
+  for (size_t i = 0; i < vs.size(); ++i) {
+    auto r = run_sim(inputs[i]);
+    if (!r.ok()) return r.error();
+    vs[i].result = std::move(r.value());
+  }
+  return vs;
+}
 
 action add_compare(CLI::App& app) {
   struct opts {
@@ -26,11 +50,7 @@ action add_compare(CLI::App& app) {
       "Exit status: 0 when every variant ran to its end, 1 when one ended early (the kernel refused an op), 2 for "
       "bad input.");
   app.add_option("scenario", o->scenario, "Scenario file or built-in name")->required();
-  app.add_option("--variant", o->variants,
-                 "A column: \"LABEL: PATH=VALUE; PATH=VALUE\" (settings as --set takes them; none = the scenario as "
-                 "written). At least two.")
-      ->allow_extra_args(false)
-      ->take_all();
+  add_variant_option(app, o->variants);
   add_set_option(app, o->settings);
   add_profile_option(app, o->profile);
   add_output_options(app, o->out);
@@ -38,30 +58,14 @@ action add_compare(CLI::App& app) {
     if (o->variants.size() < 2)
       return report_error(status::invalid_argument("compare needs at least two --variant \"LABEL: PATH=VALUE; ...\" (got " +
                                                    std::to_string(o->variants.size()) + ")"));
-    // Every variant is read before any runs: bad input fails at once.
-    std::vector<compare_variant> vs;
-    std::vector<op_stream> inputs;
-    for (const auto& text : o->variants) {
-      auto v = parse_variant(text);
-      if (!v.ok()) return report_error(v.error());
-      std::vector<std::string> all = with_profile(o->profile, o->settings);  // --set first, then the variant's own
-      all.insert(all.end(), v->settings.begin(), v->settings.end());
-      auto in = load_input(o->scenario, false, all);
-      if (!in.ok()) return report_error(in.error());
-      inputs.push_back(std::move(in.value()));
-      vs.push_back(std::move(v.value()));
-    }
-    for (size_t i = 0; i < vs.size(); ++i) {
-      auto r = run_sim(inputs[i]);
-      if (!r.ok()) return report_error(r.error());
-      vs[i].result = std::move(r.value());
-    }
+    auto vs = run_variants(o->scenario, with_profile(o->profile, o->settings), o->variants);
+    if (!vs.ok()) return report_error(vs.error());
     const std::string f = o->out.chosen();
-    const std::string text = f == "json"  ? compare_json(o->scenario, vs).dump(2) + "\n"
-                             : f == "csv" ? to_csv(compare_csv_rows(vs), compare_csv_columns(vs))
-                                          : format_compare(o->scenario, vs);
+    const std::string text = f == "json"  ? compare_json(o->scenario, vs.value()).dump(2) + "\n"
+                             : f == "csv" ? to_csv(compare_csv_rows(vs.value()), compare_csv_columns(vs.value()))
+                                          : format_compare(o->scenario, vs.value());
     if (int rc = write_output(o->out, text); rc) return rc;
-    for (const auto& v : vs)
+    for (const auto& v : vs.value())
       if (!v.result.failures.empty()) return 1;
     return 0;
   };

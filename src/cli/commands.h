@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "report/compare.h"
 #include "vmlab/op.h"
 #include "vmlab/status.h"
 
@@ -26,6 +27,8 @@ action add_cleanup(CLI::App& app);
 action add_estimate(CLI::App& app);
 action add_inspect(CLI::App& app);
 action add_whatif(CLI::App& app);
+action add_plot(CLI::App& app);
+action add_report(CLI::App& app);
 
 // Prints "vmlab: error: ..." (with file:line:col and a caret when known); returns the
 // exit status the status calls for.
@@ -34,6 +37,17 @@ int report_error(const status& s);
 // A scenario (path or built-in name) with `settings` (--set PATH=VALUE, see
 // load_scenario) or, with as_trace, a trace file (no settings).
 result<op_stream> load_input(const std::string& what, bool as_trace, const std::vector<std::string>& settings = {});
+
+// `vmlab compare`'s runs (cmd_compare.cc), shared by plot and report: each --variant
+// "LABEL: PATH=VALUE; ..." of `scenario` with `settings` first, all read before any runs.
+result<std::vector<compare_variant>> run_variants(const std::string& scenario, const std::vector<std::string>& settings,
+                                                  const std::vector<std::string>& variants);
+
+// Registers --variant "LABEL: PATH=VALUE; ..." (repeatable) on compare, plot and report.
+void add_variant_option(CLI::App& app, std::vector<std::string>& variants);
+
+// Writes `data` to `path` (-o FILE); io_error naming the file when it cannot.
+status write_output_file(const std::string& path, const std::string& data);
 
 // Registers --set on a subcommand that reads scenarios.
 void add_set_option(CLI::App& app, std::vector<std::string>& settings);

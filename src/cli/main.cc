@@ -64,6 +64,14 @@ int write_output(const output_options& o, const std::string& text) {
   return 0;
 }
 
+void add_variant_option(CLI::App& app, std::vector<std::string>& variants) {
+  app.add_option("--variant", variants,
+                 "A design, a column: \"LABEL: PATH=VALUE; PATH=VALUE\" (settings as --set takes them; none = the "
+                 "scenario as written). At least two.")
+      ->allow_extra_args(false)
+      ->take_all();
+}
+
 void say_to_stderr(const std::string& message) { std::cerr << "vmlab: " << message << "\n"; }
 
 result<bytes> parse_memory_option(const std::string& text, const std::string& option) {
@@ -71,6 +79,14 @@ result<bytes> parse_memory_option(const std::string& text, const std::string& op
   auto r = parse_size(text);
   if (!r.ok()) return status::invalid_argument(option + ": " + r.error().message());
   return r;
+}
+
+status write_output_file(const std::string& path, const std::string& data) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(data.data(), static_cast<std::streamsize>(data.size()));
+  f.close();
+  if (!f) return status::io_error("cannot write the output file '" + path + "'");
+  return {};
 }
 
 namespace {
@@ -89,6 +105,8 @@ const command kCommands[] = {
     {"estimate", "Page tables, rmap and slab of N processes sharing a segment, per design, in closed form (instant)", add_estimate},
     {"inspect", "Where the page tables of processes running on this host go, mapping by mapping", add_inspect},
     {"whatif", "Replay processes running now (or a scenario) under other designs: huge pages, PMD sharing, ...", add_whatif},
+    {"plot", "Draw a run's page tables (per sample or per level) or designs side by side, as PNG or SVG (gnuplot)", add_plot},
+    {"report", "Write one self-contained HTML file: the scenario, the tables, the charts and the notes", add_report},
     {"trace", "Write a scenario's op stream as a trace file", add_trace},
     {"profiles", "List the kernel profiles and what each counts", add_profiles},
     {"scenarios", "List the built-in scenarios, with their descriptions", add_scenarios},
