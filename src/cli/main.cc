@@ -102,6 +102,7 @@ const command kCommands[] = {
     {"validate", "Run scenarios on both engines and compare the page-table figures", add_validate},
     {"seeds", "Reproduce the seeds' published figures (built-in seed scenarios, sim engine)", add_seeds},
     {"compare", "Run variants of a scenario (huge pages, another kernel, more processes) and print their figures side by side", add_compare},
+    {"sweep", "Run the cross product of --set values (profiles x process counts x ...) in parallel: a row per variant, as CSV, JSON or a table; or emit it as a GNU parallel or Slurm job list", add_sweep},
     {"estimate", "Page tables, rmap and slab of N processes sharing a segment, per design, in closed form (instant)", add_estimate},
     {"inspect", "Where the page tables of processes running on this host go, mapping by mapping", add_inspect},
     {"whatif", "Replay processes running now (or a scenario) under other designs: huge pages, PMD sharing, ...", add_whatif},

@@ -16,6 +16,13 @@ namespace vmlab {
 // determinism checks can drop one key.
 nlohmann::json to_json(const run_result& r);
 
+// The inverse of to_json for what compare_rows reads (engine, scenario, profile, faults,
+// the failures, the peaks with their meminfo and slab rows, the samples' meminfo lines),
+// so that `vmlab sweep --collect` gets the figures a local sweep computes. Per-process
+// figures, notes and timings are not read back. invalid_argument naming `where` when the
+// JSON is not a RunResult.
+result<run_result> run_result_from_json(const nlohmann::json& j, const std::string& where);
+
 // A meminfo-style table: one row per sample, then per-process figures at the end. When the
 // result carries them: the profile's /proc/meminfo lines per sample and their maxima (free
 // memory: minima), and the slab caches at the end and at their maxima (sim) or the host's
