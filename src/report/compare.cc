@@ -172,6 +172,7 @@ std::string format_compare(const std::string& scenario, const std::vector<compar
 
 nlohmann::json compare_json(const std::string& scenario, const std::vector<compare_variant>& v) {
   nlohmann::json j;
+  j["schema_version"] = 1;
   j["scenario"] = scenario;
   j["variants"] = nlohmann::json::array();
   for (const auto& x : v) {

@@ -127,7 +127,7 @@ nlohmann::json seeds_json(const std::vector<seed_check>& checks) {
                     {"completed", c.completed},
                     {"ok", c.ok}});
   }
-  return {{"figures", figs}};
+  return {{"schema_version", 1}, {"figures", figs}};
 }
 
 std::string format_seeds_table(const std::vector<seed_check>& checks) {

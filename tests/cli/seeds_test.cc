@@ -94,7 +94,8 @@ TEST_F(CliSeeds, JsonShape) {
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << "\n" << r.err;
   const json j = parse_json(r.out);
   ASSERT_TRUE(j.is_object());
-  ASSERT_EQ(j.size(), 1u) << j.dump(2);  // {"figures": [...]}
+  ASSERT_EQ(j.size(), 2u) << j.dump(2);  // {"schema_version": 1, "figures": [...]}
+  EXPECT_EQ(j.at("schema_version"), 1);
   const json& figs = j.at("figures");
   ASSERT_TRUE(figs.is_array());
   std::vector<std::string> metrics;

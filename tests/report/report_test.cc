@@ -380,7 +380,8 @@ TEST(SeedFigures, JsonAndTable) {
   std::vector<seed_check> checks = {check_seed_figure(figure("ReverseMaps_max"), r),
                                     check_seed_figure(figure("pte_chain_slabs_max"), bare())};
   const json j = seeds_json(checks);
-  ASSERT_EQ(j.size(), 1u);  // {"figures": [...]}
+  ASSERT_EQ(j.size(), 2u);  // {"schema_version": 1, "figures": [...]}
+  EXPECT_EQ(j.at("schema_version"), 1);
   const json& f0 = j.at("figures")[0];
   EXPECT_EQ(f0.at("seed"), "000");
   EXPECT_EQ(f0.at("metric"), "ReverseMaps_max");
