@@ -5,7 +5,7 @@
 set -euo pipefail
 vmlab=$1; shift
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || mapfile -t scenarios < <("$vmlab" scenarios | grep '^validate/')
+[ ${#scenarios[@]} -gt 0 ] || mapfile -t scenarios < <("$vmlab" scenarios | awk '/^validate\//{print $1}')
 wall() { "$vmlab" run "$1" --engine "$2" --json | grep -o '"wall_seconds": [0-9.e+-]*' | awk '{print $2}'; }
 best() { local b=""; for _ in 1 2 3; do t=$(wall "$1" "$2"); if [ -z "$b" ] || awk "BEGIN{exit !($t < $b)}"; then b=$t; fi; done; echo "$b"; }
 printf '%-28s %12s %12s %10s\n' scenario sim_s live_s live/sim

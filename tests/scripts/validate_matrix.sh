@@ -14,7 +14,7 @@ if [ "$(id -u)" -ne 0 ] || [ "$(uname -s)" != Linux ] || [ "$(uname -m)" != x86_
   echo "SKIP: vmlab validate needs root on Linux x86-64 (uid $(id -u), $(uname -sm))"
   exit 77
 fi
-scenarios=$("$vmlab" scenarios | grep '^validate/') || exit 2
+scenarios=$("$vmlab" scenarios | awk '/^validate\//{print $1}') || exit 2
 # Every host setting a live run may change (huge-page pools, THP policies) must be as it
 # was once the whole matrix has run, including the scenarios that change them and the one
 # whose run ends early (validate/hugetlb-sigbus).
