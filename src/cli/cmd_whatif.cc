@@ -157,7 +157,6 @@ action add_whatif(CLI::App& app) {
     }
     if (o->json) {
       nlohmann::json j = compare_json(name, vs);
-      j["schema_version"] = 1;
       if (pids) j["vmpte_read_bytes"] = read_vmpte;
       std::cout << j.dump(2) << "\n";
     } else {

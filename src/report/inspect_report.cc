@@ -53,7 +53,7 @@ std::string format_inspection(const live::inspection& in, const inspect_format& 
     for (int i = 0; i < kLevels; ++i) t[size_t(i)] = double(p.tables[size_t(i)]);
     out += fmt::format("{:>8} {:<16} {:>10} {:>10} {:>10} {:>10} {:>10}  {}\n", p.pid, p.comm.substr(0, 16),
                        human_bytes(double(p.status.vmpte)), human_bytes(double(p.attributed)),
-                       human_bytes(double(p.residual)), human_bytes(double(p.vmrss)), human_bytes(double(p.pss)),
+                       human_bytes(double(p.residual)), human_bytes(double(p.status.vmrss)), human_bytes(double(p.pss)),
                        tables_text(t));
     sum_vmpte += p.status.vmpte;
     sum_attr += p.attributed;
@@ -139,7 +139,7 @@ nlohmann::json inspection_json(const live::inspection& in) {
     nlohmann::json jp = {{"pid", p.pid},
                          {"comm", p.comm},
                          {"vmpte_bytes", p.status.vmpte},
-                         {"vmrss_bytes", p.vmrss},
+                         {"vmrss_bytes", p.status.vmrss},
                          {"pss_bytes", p.pss},
                          {"attributed_bytes", p.attributed},
                          {"residual_bytes", p.residual},

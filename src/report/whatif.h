@@ -12,7 +12,11 @@
 //   * mappings with nothing present (they need no table);
 //   * who forked whom: every process is spawned, so pages a fork shares copy-on-write are
 //     each process's own in the sim (RSS and PSS differ; the page tables do not);
-//   * tables emptied by MADV_DONTNEED or reclaim (inspect's residual).
+//   * tables emptied by MADV_DONTNEED or reclaim (inspect's residual);
+//   * VMA flags: MADV_HUGEPAGE/NOHUGEPAGE advice is not in smaps' perms, so under a THP
+//     design private anonymous memory gets THPs only where the enabled policy alone gives
+//     them, and only the shared segments are moved to huge-page-aligned addresses (a
+//     private mapping stays at its address, where the kernel would have aligned a new one).
 #pragma once
 
 #include <string>

@@ -352,11 +352,6 @@ result<process_inspection> inspect_one(int pid, const paging_format& f, level_ma
   auto st = parse_status(st_text.value());
   if (!st.ok()) return status::io_error("no address space (a kernel thread, or exiting)");
   p.status = st.value();
-  for (std::string_view t = st_text.value(); !t.empty();) {
-    const size_t eol = std::min(t.find('\n'), t.size());
-    if (auto b = kb_line(t.substr(0, eol), "VmRSS")) p.vmrss = *b;
-    t.remove_prefix(std::min(eol + 1, t.size()));
-  }
   p.comm = read_comm(src, pid);
   auto smaps_text = src.read(dir + "/smaps");
   if (!smaps_text.ok()) return smaps_text.error();

@@ -105,8 +105,8 @@ struct image_resident {
 struct process_inspection {
   int pid = 0;
   std::string comm;
-  proc_status status;          // VmPTE, Rss*
-  bytes vmrss = 0, pss = 0;    // VmRSS; Pss (the sum of smaps' Pss lines)
+  proc_status status;          // VmPTE, VmRSS, Rss*
+  bytes pss = 0;               // Pss (the sum of smaps' Pss lines)
   std::vector<vma_tables> vmas;
   std::array<uint64_t, kLevels> tables{};  // table pages the process needs, per level (counted once)
   bytes attributed = 0;        // what the VMAs account for, levels VmPTE counts

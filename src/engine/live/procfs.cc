@@ -168,6 +168,9 @@ result<proc_status> parse_status(std::string_view text) {
     if (!v.ok()) return v.error();
     if (v.value().has_value()) *r.out = *v.value() / 4096;
   }
+  auto vmrss = kb_field(text, "VmRSS", "/proc/PID/status");
+  if (!vmrss.ok()) return vmrss.error();
+  if (vmrss.value().has_value()) p.vmrss = *vmrss.value();
   auto huge = kb_field(text, "HugetlbPages", "/proc/PID/status");  // 4.4+
   if (!huge.ok()) return huge.error();
   if (huge.value().has_value()) p.hugetlb = *huge.value();

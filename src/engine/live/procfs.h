@@ -60,6 +60,7 @@ struct meminfo {
 
 struct proc_status {
   bytes vmpte = 0;            // VmPTE, bytes
+  bytes vmrss = 0;            // VmRSS, bytes (0 when absent)
   uint64_t rss_anon = 0;      // RssAnon, pages
   uint64_t rss_file = 0;      // RssFile, pages
   uint64_t rss_shmem = 0;     // RssShmem, pages
