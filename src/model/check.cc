@@ -27,6 +27,10 @@ struct recount {
   std::unordered_map<uint32_t, uint32_t> huge_refs;
   std::map<std::pair<int32_t, uint64_t>, uint32_t> pmd_maps;
   uint64_t thp_pages = 0;  // pages of PMD-mapped THPs that no PTE maps anywhere (no subpage ids)
+  // Shared page tables (ptshare.h): references to each top node, and the entries of all
+  // shared subtrees, counted once (in no mm's RSS).
+  std::unordered_map<const void*, uint32_t> shared_refs;
+  mm_rss shared_rss;
   std::ostringstream err;
 };
 
@@ -73,17 +77,32 @@ void walk_leaf(const kernel& k, const mm_struct& mm, const pt_dir* d, uint32_t i
 }
 
 void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr base, recount& rc,
-          level_counts& mm_tables, mm_rss& rss) {
+          level_counts& mm_tables, mm_rss& rss, bool in_shared = false) {
   const paging_format& f = k.prof.paging;
   const level l = f.at(idx).lvl;
   const bool uniform = is_uniform(node);
+  const bool shared = is_shared_pt(k, idx, node);
+  if (in_shared && !shared) rc.err << "a private node inside a shared page-table subtree; ";
+  if (!in_shared && shared) {
+    // The top of a shared subtree (ptshare.h): this mm's own reference, which its VmPTE
+    // counts. What is below is walked once, for the first mm that reaches it, and is
+    // charged to no mm: its entries go to shared_rss.
+    ++mm_tables[static_cast<int>(l)];
+    ++rc.shared_refs[node];
+    if (!k.pts.key_of.count(node)) rc.err << "a shared page-table page that is not registered; ";
+    if (rc.nodes[static_cast<int>(l)].count(node)) return;
+  } else if (!in_shared) {
+    ++mm_tables[static_cast<int>(l)];
+  }
+  in_shared = in_shared || shared;
+  mm_rss& entry_rss = in_shared ? rc.shared_rss : rss;
   if (uniform) {
+    if (in_shared) rc.err << "a uniform node inside a shared page-table subtree; ";
     ++rc.uniform_refs[static_cast<int>(l)];
     if (node != k.store.uniform(idx, true) && node != k.store.uniform(idx, false)) rc.err << "a uniform node of another level; ";
   } else {
     rc.nodes[static_cast<int>(l)].insert(node);
   }
-  ++mm_tables[static_cast<int>(l)];
   if (idx == f.nr_levels - 1) {
     const auto* t = static_cast<const pte_table*>(node);
     if (uniform && (t->writable || t->anonmap || t->anon || (t->present && !t->is_full())))
@@ -107,11 +126,11 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
         rc.err << "a uniform PTE table under a VMA that keeps per-entry state at 0x" << fmt_hex(a) << "; ";
       const uint32_t id = t->anon ? t->anon[i] : 0;
       if (is_anon) {
-        ++rss.anon;
+        ++entry_rss.anon;
         if (id) ++rc.anon_refs[id];
         else ++rc.exclusive_anon;
       } else if (!v->is_anon()) {
-        (k.objects[v->object].kind == object_kind::file ? rss.file : rss.shmem)++;
+        (k.objects[v->object].kind == object_kind::file ? entry_rss.file : entry_rss.shmem)++;
         ++rc.obj_refs[static_cast<size_t>(v->object)][v->pgoff_at(a, k.geo.shift)];
       }
     }
@@ -130,10 +149,11 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
     const vaddr b = base + (vaddr{i} << f.at(idx).shift);
     if (d->is_leaf(i)) {
       ++leaves;
+      if (in_shared) rc.err << "a huge leaf in a shared page-table subtree; ";
       walk_leaf(k, mm, d, i, idx, b, rc, mm_tables, rss);
       continue;
     }
-    walk(k, mm, idx + 1, d->slot[i], b, rc, mm_tables, rss);
+    walk(k, mm, idx + 1, d->slot[i], b, rc, mm_tables, rss, in_shared);
   }
   if (used != d->nr_used) rc.err << "nr_used " << d->nr_used << " != " << used << "; ";
   if (leaves != d->nr_leaves) rc.err << "nr_leaves " << d->nr_leaves << " != " << leaves << "; ";
@@ -231,6 +251,7 @@ void check_rmap(const kernel& k, recount& rc) {
     // hugetlb pages counted in RSS (2.5/2.6) never had an rmap.
     if (k.prof.huge.hugetlb_in_rss) rss -= mm->hugetlb_usage >> k.geo.shift;
   }
+  rss += rc.shared_rss.anon + rc.shared_rss.file + rc.shared_rss.shmem;  // shared PTEs count once
   if (rss != k.rm.reverse_maps) rc.err << "ReverseMaps " << k.rm.reverse_maps << " != sum of RSS " << rss << "; ";
   uint64_t chains = 0, mapped_file = 0;
   auto check_chain = [&](uint32_t mapcount, uint32_t head, const char* what) {
@@ -379,6 +400,17 @@ std::string sim_kernel::check_invariants() const {
   if (pages != k.pm.used(page_use::pgtable))
     rc.err << "page-table pages " << k.pm.used(page_use::pgtable) << " != recount " << pages << "; ";
   if (nr_pagetable != k.pm.nr_pagetable) rc.err << "PageTables " << k.pm.nr_pagetable << " != recount " << nr_pagetable << "; ";
+  // Shared page tables: each top node's refcount is the mms that point at it, and the
+  // partner map holds exactly the live top nodes.
+  for (const auto& [node, refs] : rc.shared_refs) {
+    const auto it = k.pts.key_of.find(node);
+    if (it == k.pts.key_of.end()) continue;
+    const uint32_t ref = it->second.idx == f.nr_levels - 1 ? static_cast<const pte_table*>(node)->refcount
+                                                           : static_cast<const pt_dir*>(node)->refcount;
+    if (ref != refs) rc.err << "shared page-table page refcount " << ref << " != " << refs << " holders; ";
+  }
+  if (k.pts.key_of.size() != rc.shared_refs.size() || k.pts.shareable.size() != k.pts.key_of.size())
+    rc.err << "shared page-table map holds " << k.pts.key_of.size() << " pages, " << rc.shared_refs.size() << " are held; ";
   uint64_t anon_pages = rc.exclusive_anon;
   check_huge(k, rc, anon_pages);
   for (const auto& [id, n] : rc.anon_refs) {

@@ -93,7 +93,15 @@ status copy_level(kernel& k, mm_struct& dst, const vm_area_struct& v, int idx, p
     if (sd->is_leaf(i)) {
       // copy_huge_pmd: an anonymous THP or huge zero page (a file THP is refaulted).
       if (status st = copy_huge_pmd(k, dst, v, sd, dd, i); !st.ok()) return st;
-    } else if (void* s = sd->slot[i]) {
+    } else if (void* s = sd->slot[i]; s && is_shared_pt(k, idx + 1, s)) {
+      // PTSHARE at fork (the 2005 posting's pt_copy_pte): the child takes the page.
+      if (!dd->slot[i]) {
+        dd->slot[i] = s;
+        ++dd->nr_used;
+        pt_get(k, dst, idx + 1, s);
+        ++k.pts.attaches;
+      }
+    } else if (s) {
       void*& d = dd->slot[i];
       // A uniform node whose whole span this VMA maps, on a design whose copy keeps no
       // per-entry state: the child's copy is the same uniform node (its pages counted, its

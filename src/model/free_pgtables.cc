@@ -37,6 +37,10 @@ void free_subtree(kernel& k, mm_struct& mm, int idx, void* node, bool keep) {
         if (void* dep = k.store.clear_leaf(d, i); dep != no_deposit()) pt_put(k, mm, last, dep);
         continue;
       }
+      if (is_shared_pt(k, idx + 1, d->slot[i])) {  // a shared subtree: this mm lets go
+        ptshare_drop(k, mm, d, i, idx + 1);
+        continue;
+      }
       free_subtree(k, mm, idx + 1, d->slot[i], is_preallocated(k, idx + 1, i) && idx == 0);
       if (!(idx == 0 && is_preallocated(k, 1, i))) { d->slot[i] = nullptr; --d->nr_used; }
     }
@@ -60,7 +64,10 @@ void free_level(kernel& k, mm_struct& mm, int idx, pt_dir* d, vaddr addr, vaddr 
     const uint32_t i = f.index(idx, addr);
     void* s = d->slot[i];
     if (s && !d->is_leaf(i)) {  // a leaf there belongs to a neighbour (the gap's were zapped)
-      if (child == f.nr_levels - 1) {
+      if (is_shared_pt(k, child, s)) {
+        // A surviving neighbour's shared page: the zap let go of every one the removed
+        // VMAs overlapped, and a shared page's VMA covers its whole span.
+      } else if (child == f.nr_levels - 1) {
         // free_pte_range: the PTE page goes unconditionally (its span is inside the gap).
         d->slot[i] = nullptr;
         --d->nr_used;

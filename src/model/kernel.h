@@ -22,6 +22,7 @@
 #include "model/phys.h"
 #include "model/rmap.h"
 #include "model/profile.h"
+#include "model/ptshare.h"
 #include "vmlab/status.h"
 
 namespace vmlab {
@@ -56,6 +57,7 @@ struct kernel {
   std::vector<uint32_t> free_anon_vmas;
   pt_store store;
   huge_state huge;
+  ptshare_state pts;  // shared page tables (ptshare.h)
   // Host bytes of the objects' per-page chunks (sparse.h), kept as they come and go.
   // Declared before `objects`, which point at it: it outlives them.
   size_t object_host_bytes = 0;
@@ -88,8 +90,22 @@ void vm_area_free(kernel& k, vm_area_struct& vma);
 // --- pgalloc.cc: allocation and accounting of page-table nodes ---
 pt_dir* pgd_alloc(kernel& k, mm_struct& mm);       // nullptr on ENOMEM
 void pgd_free(kernel& k, mm_struct& mm);
-void* pt_alloc(kernel& k, mm_struct& mm, int idx);  // idx: level index 1..n-1
+// idx: level index 1..n-1. Under a `parent` in a shared subtree (ptshare.h) the node is
+// part of that subtree: marked shared_pt and charged to no mm.
+void* pt_alloc(kernel& k, mm_struct& mm, int idx, const pt_dir* parent = nullptr);
 void pt_put(kernel& k, mm_struct& mm, int idx, void* node);  // drop this mm's reference
+// A node inside a shared subtree goes (its parent's last holder let go): no mm is charged.
+void pt_put_shared(kernel& k, int idx, void* node);
+// Whether the node at level index idx is part of a shared subtree (ptshare.h).
+inline bool is_shared_pt(const kernel& k, int idx, const void* node) {
+  if (!node || is_uniform(node) || node == no_deposit()) return false;
+  return idx == k.prof.paging.nr_levels - 1 ? static_cast<const pte_table*>(node)->shared_pt != 0
+                                            : static_cast<const pt_dir*>(node)->shared_pt != 0;
+}
+// Slot i of `parent` holds the top of a shared subtree (level index idx) for mm: mm lets
+// go of it (pt_unshare): the slot is cleared, and the subtree, if mm held it last, is
+// freed with its entries.
+void ptshare_drop(kernel& k, mm_struct& mm, pt_dir* parent, uint32_t i, int idx);
 // This mm points at an existing node too (a shared page table): its reference and VmPTE,
 // no new page (huge_pmd_share: get_page / ptdesc_pmd_pts_inc, then mm_inc_nr_pmds).
 void pt_get(kernel& k, mm_struct& mm, int idx, void* node);

@@ -115,7 +115,8 @@ bool map_object_word(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr 
                      uint64_t m, uint64_t& done) {
   const bool ok = rmap_add_object_word(k, vma.object, object_pg0(k, vma, base, w), m, done);
   map_word(k, t, w, done);
-  rss_for_object(k, mm, vma) += uint64_t(popcount64(done));
+  // The entries of a shared page table are in no mm's RSS counter (ptshare.h).
+  if (!t->shared_pt) rss_for_object(k, mm, vma) += uint64_t(popcount64(done));
   return ok;
 }
 
@@ -285,7 +286,7 @@ pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom)
     void*& s = d->slot[x];
     if (!s) {
       if (!alloc) return nullptr;
-      s = pt_alloc(k, mm, i + 1);
+      s = pt_alloc(k, mm, i + 1, d);
       if (!s) { *oom = true; return nullptr; }
       ++d->nr_used;
     }
@@ -336,7 +337,7 @@ pt_dir* dir_walk(kernel& k, mm_struct& mm, int idx, vaddr addr, bool alloc, bool
     void*& s = d->slot[x];
     if (!s) {
       if (!alloc) return nullptr;
-      s = pt_alloc(k, mm, i + 1);
+      s = pt_alloc(k, mm, i + 1, d);
       if (!s) { *oom = true; return nullptr; }
       ++d->nr_used;
     }
@@ -365,6 +366,8 @@ status fault_table_locked(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr b
 
 status fault_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint64_t* mask, bool write) {
   bool oom = false;
+  if (pt_shareable_vma(k, vma) && !pte_lookup(k, mm, base) && !ptshare_prepare(k, mm, vma, base))
+    return oom_status(k, "a page-table page", gfp_zone::kernel);
   pte_table* t = pte_walk(k, mm, base, true, &oom);
   if (!t) return oom_status(k, "a page-table page", pte_gfp(k));
   status s = fault_table_locked(k, mm, vma, base, t, mask, write);
@@ -417,6 +420,8 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
     bool handled = false;
     status s = huge_pmd_fault(k, mm, vma, k.geo.table_base(addr), write, &handled);
     if (handled) return s;
+    if (pt_shareable_vma(k, vma) && !ptshare_prepare(k, mm, vma, addr))
+      return oom_status(k, "a page-table page", gfp_zone::kernel);
     t = pte_walk(k, mm, addr, true, &oom);
   }
   if (!t) return oom_status(k, "a page-table page", pte_gfp(k));
@@ -456,7 +461,8 @@ namespace {
 // Whether a touch may leave uniform nodes under `vma`: its entries keep no state, and no
 // huge PMD can appear (no shmem THP policy that could give it a folio).
 bool keeps_no_entry_state(const kernel& k, const vm_area_struct& vma) {
-  if (!entries_stateless(k, vma)) return false;
+  // Shared page tables are never uniform nodes (pgtable.h invariant 6).
+  if (!entries_stateless(k, vma) || pt_shareable_vma(k, vma)) return false;
   const mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
   if (!k.prof.huge.shmem_thp || obj.kind != object_kind::shm || vma.nohugepage) return true;
   bool any_folio = false;
@@ -568,7 +574,17 @@ status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, v
   if (stride < page) stride = page;
   const paging_format& f = k.prof.paging;
   const bool uniform = stride == page && keeps_no_entry_state(k, vma);
+  const bool shareable = stride == page && pt_shareable_vma(k, vma);
   for (vaddr base = k.geo.table_base(start); base < end; base += span) {
+    // A shared PMD page that another process filled: nothing to fault under it.
+    if (vaddr next = 0; shareable && base >= start) {
+      if (!pte_lookup(k, mm, base) && !ptshare_prepare(k, mm, vma, base))
+        return oom_status(k, "a page-table page", gfp_zone::kernel);
+      if (ptshare_span_complete(k, mm, vma, base, end, write, &next)) {
+        base = next - span;
+        continue;
+      }
+    }
     if (uniform && base >= start) {
       if (const vaddr done = touch_uniform(k, mm, vma, base, end, write); done != base) {
         base = done - span;
@@ -659,6 +675,9 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
   // zap_pmd_range: a huge PMD the range covers goes whole, one it cuts through is split.
   split_huge_range_edges(k, mm, vma, start, end);
   zap_huge_pmds(k, mm, vma, start, end);
+  // The shared page tables under the range are let go first (pt_unshare_range): the
+  // zap below sees only this mm's own tables.
+  ptshare_unshare_range(k, mm, start, end);
   const paging_format& f = k.prof.paging;
   const table_view tv = view_of(k);
   const vaddr span = k.geo.table_span();

@@ -291,6 +291,9 @@ status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t pro
   }
   if (status s = split_at(k, mm, start); !s.ok()) return s;
   if (status s = split_at(k, mm, end); !s.ok()) return s;
+  // PTSHARE: mprotect unshares (pt_unshare_range); the range refaults into tables of its
+  // own, shareable again with partners of the new permissions.
+  ptshare_unshare_range(k, mm, start, end);
   for (auto it = mm.vmas.lower_bound(start); it != mm.vmas.end() && it->second.vm_start < end; ++it) {
     vm_area_struct& v = it->second;
     if (v.is_hugetlb())

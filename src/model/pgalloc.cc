@@ -82,16 +82,35 @@ uint64_t boot_reserved_pages(const kernel_profile& p, uint64_t total_pages) {
   return div_round_up(total_pages * p.objs.struct_page, page) + div_round_up(p.objs.kernel_image, page);
 }
 
-void* pt_alloc(kernel& k, mm_struct& mm, int idx) {
+void* pt_alloc(kernel& k, mm_struct& mm, int idx, const pt_dir* parent) {
   if (!k.pm.alloc(page_use::pgtable, node_gfp(k.prof, idx), node_pages(k.prof, idx))) return nullptr;
+  const bool shared = parent && parent->shared_pt;
   void* node;
-  if (idx == k.prof.paging.nr_levels - 1)
-    node = k.store.new_pte_table();
-  else
-    node = k.store.new_dir(k.prof.paging.at(idx).entries);
+  if (idx == k.prof.paging.nr_levels - 1) {
+    pte_table* t = k.store.new_pte_table();
+    t->shared_pt = shared;
+    node = t;
+  } else {
+    pt_dir* d = k.store.new_dir(k.prof.paging.at(idx).entries);
+    d->shared_pt = shared;
+    node = d;
+  }
   account_node(k, idx, +1);
-  account_mm(k, mm, idx, +1);
+  if (!shared) account_mm(k, mm, idx, +1);
   return node;
+}
+
+void pt_put_shared(kernel& k, int idx, void* node) {
+  uint32_t& ref = idx == k.prof.paging.nr_levels - 1 ? static_cast<pte_table*>(node)->refcount
+                                                     : static_cast<pt_dir*>(node)->refcount;
+  if (--ref > 0) return;
+  account_node(k, idx, -1);
+  k.pm.free(page_use::pgtable, node_pages(k.prof, idx));
+  if (idx == k.prof.paging.nr_levels - 1)
+    k.store.free_pte_table(static_cast<pte_table*>(node));
+  else
+    k.store.free_dir(static_cast<pt_dir*>(node));
+  k.cache_mm = nullptr;
 }
 
 void pt_get(kernel& k, mm_struct& mm, int idx, void* node) {
@@ -166,6 +185,7 @@ void pt_put(kernel& k, mm_struct& mm, int idx, void* node) {
                                                      : static_cast<pt_dir*>(node)->refcount;
   if (--ref > 0) return;  // still mapped by another address space
   if (idx < k.prof.paging.nr_levels - 1) hugetlb_forget_table(k, node);
+  if (is_shared_pt(k, idx, node)) ptshare_forget(k, node);
   account_node(k, idx, -1);
   k.pm.free(page_use::pgtable, node_pages(k.prof, idx));
   if (idx == k.prof.paging.nr_levels - 1)

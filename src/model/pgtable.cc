@@ -46,7 +46,7 @@ void pt_store::init_uniform(const std::vector<uint32_t>& entries) {
   for (bool full : {true, false}) {
     auto* t = new pte_table;
     t->refcount = kUniformRef;
-    t->nwords = pte_words_;
+    t->nwords = static_cast<uint8_t>(pte_words_);
     if (full) {
       t->present = const_cast<uint64_t*>(full_bitmap());
       t->nr_present = static_cast<uint16_t>(entries[n - 1]);
@@ -90,7 +90,7 @@ pte_table* pt_store::new_pte_table() {
   pte_table* t = free_tables_.back();
   free_tables_.pop_back();
   *t = pte_table{};
-  t->nwords = pte_words_;
+  t->nwords = static_cast<uint8_t>(pte_words_);
   return t;
 }
 

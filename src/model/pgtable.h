@@ -31,6 +31,8 @@
 //  5. A uniform node (below) is never modified, never a leaf's deposit, and only ever
 //     under a VMA whose PTEs keep no per-entry state (a shared mapping of an object,
 //     without write-notify, on an rmap design without per-page state).
+//  6. A node with shared_pt set (PTSHARE, ptshare.h) has only shared_pt nodes below it,
+//     never a uniform node, and no leaf.
 //
 // Uniform nodes (issue 11, datacenter scale). A PTE page of a shared object mapping keeps
 // only its presence bitmap: which pages it maps follows from the VMA. So a full one is the
@@ -75,7 +77,8 @@ const uint64_t* full_bitmap();
 struct pte_table {
   uint32_t refcount = 1;    // address spaces mapping through this table
   uint16_t nr_present = 0;  // present entries
-  uint16_t nwords = 8;      // bitmap words (entries / 64)
+  uint8_t nwords = 8;       // bitmap words (entries / 64)
+  uint8_t shared_pt = 0;    // in a shared page-table subtree (ptshare.h): no mm owns it
   uint64_t* present = nullptr;  // nullptr = none present; full_bitmap() = all present
   uint64_t* writable = nullptr; // private/writenotify mappings only: PTE has write permission
   uint64_t* anonmap = nullptr;  // private mappings only: entry maps an anonymous page
@@ -92,7 +95,8 @@ struct pt_dir {
   uint32_t refcount = 1;
   uint32_t nr_used = 0;
   uint32_t entries = 0;
-  uint32_t nr_leaves = 0;
+  uint16_t nr_leaves = 0;
+  uint16_t shared_pt = 0;  // in a shared page-table subtree (ptshare.h): no mm owns it
   void** slot = nullptr;  // children: pt_dir* (upper levels) or pte_table* (level above PTE)
   uint64_t* leaf = nullptr;        // huge leaves (allocated with the first)
   uint64_t* leaf_write = nullptr;

@@ -135,6 +135,22 @@ kernel_profile linux_2_6_15_x86_64() {
 // Linux 6.18 on x86-64, as on this project's hosts: 4-level, PTI (8 KiB PGD), every level
 // in PageTables (6.14 "Account page tables at all levels"), VmPTE = PTE+PMD+PUD (4.15
 // pgtables_bytes), PT_RECLAIM (6.14), fault-around of 64 KiB (fault_around_bytes default).
+// Linux 2.6.15 x86-64 with Dave McCracken's shared page tables, as Brian Twichell's OLTP
+// runs used them (seed 004; "[PATCH/RFC] Shared page tables", 2006-01-05, against
+// 2.6.15). Kconfig defaults of that patch: PTSHARE_PTE y, PTSHARE_PMD y on x86_64,
+// PTSHARE_PUD n. PTSHARE_HUGEPAGE shared the PMD pages of hugetlb mappings; vmlab gives
+// that job to huge_pmd_share (Ken Chen's 2.6.20 rule: same file offset within the 1 GiB
+// window rather than the same vm_start/vm_end/vm_pgoff, which the seed's single SGA
+// mapping per process satisfies either way).
+kernel_profile linux_2_6_15_ptshare() {
+  kernel_profile p = linux_2_6_15_x86_64();
+  p.name = "linux-2.6.15-ptshare";
+  p.description = "Linux 2.6.15, x86-64 4-level, with McCracken's shared page tables (PTSHARE): seed 004's kernel";
+  p.ptshare = {.pte = true, .pmd = true, .pud = false};
+  p.huge.pmd_share = true;
+  return p;
+}
+
 kernel_profile linux_6_18() {
   kernel_profile p = linux_2_6_15_x86_64();
   p.name = "linux-6.18";
@@ -171,7 +187,7 @@ kernel_profile linux_6_18() {
 
 const std::vector<std::function<kernel_profile()>>& presets() {
   static const std::vector<std::function<kernel_profile()>> v = {linux_2_5_26, linux_2_5_43_mm2, linux_2_6_15,
-                                                                 linux_2_6_15_x86_64, linux_6_18};
+                                                                 linux_2_6_15_x86_64, linux_2_6_15_ptshare, linux_6_18};
   return v;
 }
 
@@ -341,6 +357,9 @@ status apply_override(kernel_profile& p, const std::string& key, const std::stri
       return status::invalid_argument("kernel override 'hugetlb_pmd_share': " + p.name + " has no hugetlb pages");
     return {};
   }
+  if (key == "ptshare_pte") return parse_bool(key, value, p.ptshare.pte);
+  if (key == "ptshare_pmd") return parse_bool(key, value, p.ptshare.pmd);
+  if (key == "ptshare_pud") return parse_bool(key, value, p.ptshare.pud);
   if (key == "thp_enabled") {
     if (!p.huge.thp) return status::invalid_argument("kernel override 'thp_enabled': " + p.name + " has no transparent huge pages (2.6.38+)");
     for (thp_mode m : {thp_mode::always, thp_mode::madvise, thp_mode::never})
@@ -357,7 +376,8 @@ status apply_override(kernel_profile& p, const std::string& key, const std::stri
   return status::invalid_argument("unknown kernel override '" + key +
                                   "' (known: paging, pti, pt_reclaim, fault_around_bytes, fork_skips_shared, "
                                   "page_tables_levels, vmpte_levels, pgtable_free, mmap_layout, rmap, "
-                                  "pte_chain_slots, anon_vma_reuse, highpte, hugetlb_pmd_share, thp_enabled, shmem_enabled)");
+                                  "pte_chain_slots, anon_vma_reuse, highpte, hugetlb_pmd_share, thp_enabled, shmem_enabled, "
+                                  "ptshare_pte, ptshare_pmd, ptshare_pud)");
 }
 
 }  // namespace vmlab

@@ -110,6 +110,22 @@ struct huge_policy {
   bool zero_wp_allocates = false;
 };
 
+// Dave McCracken's shared page tables (PTSHARE; 2.6.13 - 2.6.17-rc1 postings, never
+// merged; linux-vm-internals.md section 5.2). Processes that map the same file range at
+// the same address with the same permissions share the page-table pages under it: a PTE
+// page when the VMA covers its whole PMD-aligned span, a PMD page when it covers a whole
+// PUD span. The rules and the accounting are in src/model/ptshare.h.
+struct ptshare_policy {
+  bool pte = false;  // CONFIG_PTSHARE_PTE (default y)
+  bool pmd = false;  // CONFIG_PTSHARE_PMD (default y on x86_64)
+  bool pud = false;  // CONFIG_PTSHARE_PUD (default n)
+  [[nodiscard]] bool any() const { return pte || pmd || pud; }
+  // Whether pages of kernel level l (the level of the shared page) are shared.
+  [[nodiscard]] bool shares(level l) const {
+    return (l == level::pte && pte) || (l == level::pmd && pmd) || (l == level::pud && pud);
+  }
+};
+
 // A kmem_cache the profile's kernel creates: sizeof the object and its create() flags.
 // object_size 0: that kernel has no such cache.
 struct cache_decl {
@@ -178,6 +194,7 @@ struct kernel_profile {
   bytes default_memory = 0;  // machine memory when the scenario gives none
   rmap_policy rmap;
   huge_policy huge;
+  ptshare_policy ptshare;
   kernel_objects objs;
   zone_policy zones;
   meminfo_policy meminfo;
@@ -201,7 +218,7 @@ std::vector<std::string> profile_names();
 // vmpte_levels, pgtable_free, mmap_layout, rmap (none, pte_chain, anon_vma,
 // anon_vma_chain), pte_chain_slots, anon_vma_reuse, highpte, hugetlb_pmd_share,
 // thp_enabled (always, madvise, never), shmem_enabled (always, within_size, advise,
-// never, deny, force). Errors name the key.
+// never, deny, force), ptshare_pte, ptshare_pmd, ptshare_pud. Errors name the key.
 status apply_override(kernel_profile& p, const std::string& key, const std::string& value);
 
 }  // namespace vmlab

@@ -494,8 +494,10 @@ sample sim_kernel::snapshot(const std::string& name) const {
     p.vmpte = mm->pgtables_bytes;
     p.vmpte_workload = mm->pgtables_bytes;
     p.rss_anon = mm->rss.anon;
-    p.rss_file = mm->rss.file;
-    p.rss_shmem = mm->rss.shmem;
+    // Entries of shared page tables are in no counter: a walk adds them (ptshare.h).
+    const ptshare_rss_part shared = ptshare_rss(*k_, *mm);
+    p.rss_file = mm->rss.file + shared.file;
+    p.rss_shmem = mm->rss.shmem + shared.shmem;
     p.min_flt = mm->min_flt;
     p.hugetlb = mm->hugetlb_usage;
     s.procs.push_back(p);

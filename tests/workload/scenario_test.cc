@@ -1,6 +1,7 @@
 #include "workload/scenario.h"
 
 #include <gtest/gtest.h>
+#include "tests/known_profiles.h"
 
 #include <cstdio>
 #include <map>
@@ -326,7 +327,8 @@ TEST(ScenarioErrors, UnknownKeys) {
   EXPECT_EQ(where("[kernel.overrides]\nptii = true\n"),
             "2:8: unknown kernel override 'ptii' (known: paging, pti, pt_reclaim, fault_around_bytes, "
             "fork_skips_shared, page_tables_levels, vmpte_levels, pgtable_free, mmap_layout, rmap, "
-            "pte_chain_slots, anon_vma_reuse, highpte, hugetlb_pmd_share, thp_enabled, shmem_enabled)");
+            "pte_chain_slots, anon_vma_reuse, highpte, hugetlb_pmd_share, thp_enabled, shmem_enabled, "
+            "ptshare_pte, ptshare_pmd, ptshare_pud)");
 }
 
 TEST(ScenarioErrors, WrongTypes) {
@@ -368,7 +370,7 @@ TEST(ScenarioErrors, UnknownNames) {
   EXPECT_EQ(where(std::string(kGroupWithMap) + "  size = 4096\n[[phase]]\naction = \"touch\"\nmap = \"mm\"\n"),
             "9:7: unknown mapping 'mm': process 1 (group 'g') has no such mapping");
   EXPECT_EQ(where("[kernel]\nprofile = \"linux-9\"\n"),
-            "2:11: unknown kernel profile 'linux-9' (known: linux-2.5.26, linux-2.5.43-mm2, linux-2.6.15, linux-2.6.15-x86_64, linux-6.18)");
+            "2:11: unknown kernel profile 'linux-9' (known: " + known_profiles() + ")");
   EXPECT_EQ(where("[kernel.overrides]\nfault_around_bytes = 3\n"),
             "2:22: kernel override 'fault_around_bytes' must be 0 or a power of two >= 4096, not '3'");
   EXPECT_EQ(where("[[object]]\nname = \"anon\"\nsize = 1\n"),
