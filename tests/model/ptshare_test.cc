@@ -1,0 +1,294 @@
+// Shared page tables (PTSHARE, src/model/ptshare.h): when pages are shared, what each
+// broken condition prevents, what unsharing does, and a differential run against the
+// same kernel without sharing.
+//
+// Expected values are derived here from the paging format: a PTE page maps 2 MiB, a PMD
+// page 1 GiB, on x86-64 4-level.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "model_util.h"
+
+namespace vmlab {
+namespace {
+
+using testing::make;
+using testing::map_op;
+using testing::pages;
+using testing::proc;
+
+constexpr bytes kPage = 4 * KiB;
+constexpr bytes kPteSpan = 2 * MiB;  // what one PTE page maps
+constexpr vaddr kBase = vaddr{1} << 44;  // 16 TiB: 1 GiB-aligned, below mmap_base
+constexpr const char* kShare = "linux-2.6.15-ptshare";
+constexpr const char* kNoShare = "linux-2.6.15-x86_64";
+
+// One mapping of object 0 (or anonymous with object -1) at a fixed address.
+op at(uint32_t pid, vaddr addr, bytes len, int32_t object = 0, bool shared = true, uint8_t prot = prot_read | prot_write,
+      bytes obj_off = 0) {
+  op o = map_op(pid, 0, len, object, shared);
+  o.fixed = true;
+  o.addr = addr;
+  o.prot = prot;
+  o.obj_off = obj_off;
+  return o;
+}
+
+struct world {
+  std::unique_ptr<sim_kernel> k;
+  explicit world(const std::string& profile, bytes seg = 2 * GiB, object_kind kind = object_kind::shm,
+                 std::vector<std::pair<std::string, std::string>> ov = {})
+      : k(make(profile, std::move(ov), 16 * GiB, {{"seg", kind, seg, 0}})) {}
+  void attach(const op& o, bool write = false) {
+    ASSERT_TRUE(k->spawn(o.pid).ok());
+    auto r = k->mmap(o);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    ASSERT_TRUE(k->touch(o.pid, 0, 0, o.len, kPage, write).ok());
+    ASSERT_EQ(k->check_invariants(), "");
+  }
+  [[nodiscard]] uint64_t pte_pages() const { return pages(k->snapshot("x"), level::pte); }
+  [[nodiscard]] uint64_t pmd_pages() const { return pages(k->snapshot("x"), level::pmd); }
+};
+
+// Eight processes attach a 2 GiB segment at one 1 GiB-aligned address and read all of
+// it: PTSHARE_PMD shares the two PMD pages and so the 1,024 PTE pages under them.
+TEST(Ptshare, PmdPagesAreSharedWhereTheVmaCoversWholePudSpans) {
+  constexpr uint32_t kProcs = 8;
+  constexpr bytes kSeg = 2 * GiB;
+  const uint64_t ptes = kSeg / kPteSpan, pmds = kSeg / GiB;
+  world shared(kShare, kSeg), alone(kNoShare, kSeg);
+  for (uint32_t pid = 1; pid <= kProcs; ++pid) {
+    shared.attach(at(pid, kBase, kSeg));
+    alone.attach(at(pid, kBase, kSeg));
+  }
+  EXPECT_EQ(alone.pte_pages(), kProcs * ptes);
+  EXPECT_EQ(alone.pmd_pages(), kProcs * pmds);
+  EXPECT_EQ(shared.pte_pages(), ptes);
+  EXPECT_EQ(shared.pmd_pages(), pmds);
+  const sample s = shared.k->snapshot("x");
+  EXPECT_EQ(s.page_tables, ptes * kPage);  // 2.6.15 counts PTE pages only
+  for (uint32_t pid = 1; pid <= kProcs; ++pid) {
+    // 2.6.15's VmPTE is nr_ptes: an mm holding shared PMD pages owns no PTE page, so
+    // Hugh Dickins's "VmPTE will always be '0 kB'?" is the answer under PMD sharing.
+    EXPECT_EQ(proc(s, pid).vmpte, 0u);
+    EXPECT_EQ(proc(s, pid).rss_shmem, kSeg / kPage) << "a shared subtree's entries are in every sharer's RSS";
+  }
+  // Only the first process faulted: the others found every entry in place.
+  EXPECT_EQ(shared.k->faults(), kSeg / kPage);
+  EXPECT_EQ(proc(s, 2).min_flt, 0u);
+}
+
+// A 256 MiB segment covers PMD spans only: its PTE pages are shared, and each sharer's
+// VmPTE counts the PTE pages it points at.
+TEST(Ptshare, PtePagesAreSharedWhereTheVmaCoversWholePmdSpans) {
+  constexpr bytes kSeg = 256 * MiB;
+  world w(kShare, kSeg);
+  for (uint32_t pid = 1; pid <= 4; ++pid) w.attach(at(pid, kBase, kSeg));
+  const uint64_t ptes = kSeg / kPteSpan;
+  EXPECT_EQ(w.pte_pages(), ptes);
+  EXPECT_EQ(w.pmd_pages(), 4u);  // each process its own PMD page
+  const sample s = w.k->snapshot("x");
+  for (uint32_t pid = 1; pid <= 4; ++pid) EXPECT_EQ(proc(s, pid).vmpte, ptes * kPage);
+}
+
+// Each condition of pt_shareable_vma() and of the partner search, broken on its own by
+// the second process, keeps the two apart; the control case shares.
+TEST(Ptshare, EachBrokenConditionPreventsSharing) {
+  constexpr bytes kSeg = 64 * MiB;
+  const uint64_t ptes = kSeg / kPteSpan;
+  struct variant {
+    const char* what;
+    op second;
+    object_kind kind = object_kind::shm;
+    bool shares = false;
+  };
+  const variant variants[] = {
+      {"the same mapping (control)", at(2, kBase, kSeg), object_kind::shm, true},
+      {"another address", at(2, kBase + GiB, kSeg)},
+      {"another length (vm_end)", at(2, kBase, kSeg - kPteSpan)},
+      {"another file offset (vm_pgoff)", at(2, kBase, kSeg, 0, true, prot_read | prot_write, kPteSpan)},
+      {"other permissions", at(2, kBase, kSeg, 0, true, prot_read)},
+  };
+  for (const variant& v : variants) {
+    SCOPED_TRACE(v.what);
+    world w(kShare, 2 * kSeg, v.kind);
+    w.attach(at(1, kBase, kSeg));
+    w.attach(v.second);
+    const uint64_t second = (v.second.len + kPteSpan - 1) / kPteSpan + ((v.second.addr % kPteSpan) ? 1 : 0);
+    EXPECT_EQ(w.pte_pages(), v.shares ? ptes : ptes + second);
+  }
+  // Mappings that are never shareable, however alike: private writable, anonymous, and
+  // shorter than PMD_SIZE.
+  struct lone {
+    const char* what;
+    int32_t object;
+    bool shared;
+    uint8_t prot;
+    bytes len;
+    object_kind kind;
+    bool shares;
+  };
+  const lone lones[] = {
+      {"private read-only file (control)", 0, false, prot_read, kSeg, object_kind::file, true},
+      {"private writable file", 0, false, prot_read | prot_write, kSeg, object_kind::file, false},
+      {"anonymous", -1, false, prot_read | prot_write, kSeg, object_kind::shm, false},
+      {"shorter than PMD_SIZE", 0, true, prot_read | prot_write, kPteSpan - kPage, object_kind::shm, false},
+  };
+  for (const lone& l : lones) {
+    SCOPED_TRACE(l.what);
+    world w(kShare, kSeg, l.kind);
+    w.attach(at(1, kBase, l.len, l.object, l.shared, l.prot));
+    w.attach(at(2, kBase, l.len, l.object, l.shared, l.prot));
+    const uint64_t each = (l.len + kPteSpan - 1) / kPteSpan;
+    EXPECT_EQ(w.pte_pages(), l.shares ? each : 2 * each);
+  }
+}
+
+// Unsharing: on each trigger the process lets go of the shared pages (nothing is
+// copied), the other keeps every entry, and a later touch refills a table of its own.
+TEST(Ptshare, EachTriggerUnsharesWithoutDisturbingThePartner) {
+  constexpr bytes kSeg = 64 * MiB;
+  const uint64_t ptes = kSeg / kPteSpan;
+  struct trigger {
+    const char* what;
+    std::function<status(sim_kernel&)> act;
+    bool reshapes;  // the VMA changes shape: no partner has its new key
+  };
+  const trigger triggers[] = {
+      {"mprotect of one page", [](sim_kernel& k) { return k.mprotect(2, 0, 0, kPage, prot_read); }, true},
+      {"munmap of one page", [](sim_kernel& k) { return k.munmap(2, 0, 0, kPage); }, true},
+      {"MADV_DONTNEED of one page", [](sim_kernel& k) { return k.madvise_dontneed(2, 0, 0, kPage); }, false},
+      {"exit", [](sim_kernel& k) { return k.exit(2); }, true},
+  };
+  for (const trigger& t : triggers) {
+    SCOPED_TRACE(t.what);
+    world w(kShare, kSeg);
+    w.attach(at(1, kBase, kSeg));
+    w.attach(at(2, kBase, kSeg));
+    ASSERT_EQ(w.pte_pages(), ptes);
+    ASSERT_TRUE(t.act(*w.k).ok());
+    ASSERT_EQ(w.k->check_invariants(), "");
+    // Process 1 still maps every page, through the same tables.
+    EXPECT_EQ(w.pte_pages(), ptes);
+    EXPECT_EQ(proc(w.k->snapshot("x"), 1).rss_shmem, kSeg / kPage);
+    if (!w.k->has_process(2)) continue;
+    // Process 2 let go of the one PTE page under the changed page and keeps the others:
+    // it maps the segment less that page's 2 MiB until it faults them back.
+    EXPECT_EQ(proc(w.k->snapshot("x"), 2).rss_shmem, (kSeg - kPteSpan) / kPage);
+    EXPECT_EQ(proc(w.k->snapshot("x"), 2).vmpte, (ptes - 1) * kPage);
+    // Faulting the rest back (the touch starts after the changed page) takes the
+    // partner's page again where the VMA kept its shape (MADV_DONTNEED), and gives
+    // process 2 a page of its own where it did not (its new key has no partner).
+    ASSERT_TRUE(w.k->touch(2, 0, kPage, kPteSpan - kPage, kPage, false).ok());
+    ASSERT_EQ(w.k->check_invariants(), "");
+    EXPECT_EQ(w.pte_pages(), ptes + (t.reshapes ? 1 : 0));
+    EXPECT_EQ(proc(w.k->snapshot("x"), 2).rss_shmem, (t.reshapes ? kSeg - kPage : kSeg) / kPage);
+  }
+}
+
+// Differential: the same random ops on 2.6.15 with and without sharing (and with PTE
+// sharing only). After every op the sharing kernel recounts itself from scratch
+// (refcounts, per-mm VmPTE, RSS, the partner map), and every page a process maps in both
+// kernels is the same page.
+TEST(Ptshare, DifferentialAgainstTheUnsharedKernel) {
+#ifdef VMLAB_SANITIZED
+  constexpr int kSteps = 40;
+  constexpr uint32_t kSeeds = 2;
+#else
+  constexpr int kSteps = 60;
+  constexpr uint32_t kSeeds = 3;
+#endif
+  constexpr bytes kSeg = 1 * GiB + 8 * MiB;
+  for (const auto& ov : std::vector<std::vector<std::pair<std::string, std::string>>>{{}, {{"ptshare_pmd", "false"}}})
+    for (uint32_t seed = 1; seed <= kSeeds; ++seed) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + (ov.empty() ? "" : " ptshare_pmd=false"));
+      auto a = make(kShare, ov, 16 * GiB, {{"seg", object_kind::shm, kSeg, 0}, {"file", object_kind::file, kSeg, 0}});
+      auto b = make(kNoShare, {}, 16 * GiB, {{"seg", object_kind::shm, kSeg, 0}, {"file", object_kind::file, kSeg, 0}});
+      std::mt19937_64 rng(seed);
+      auto rnd = [&](uint64_t n) { return n ? rng() % n : 0; };
+      std::map<uint32_t, bool> live;
+      uint32_t next = 1;
+      for (int step = 0; step < kSteps && !HasFatalFailure(); ++step) {
+        std::ostringstream d;
+        const uint64_t r = rnd(100);
+        status sa, sb;
+        if (live.empty() || r < 12) {
+          const uint32_t pid = next++;
+          // Two shapes: the shm segment at one address (read-write, shared), and the file
+          // read-only and private; every process maps both, so partners abound.
+          op m1 = at(pid, kBase, kSeg, 0, true);
+          op m2 = at(pid, kBase + 4 * GiB, kSeg, 1, false, prot_read);
+          m2.map = 1;
+          d << "spawn " << pid;
+          sa = a->spawn(pid);
+          sb = b->spawn(pid);
+          if (sa.ok()) {
+            ASSERT_TRUE(a->mmap(m1).ok() && a->mmap(m2).ok());
+            ASSERT_TRUE(b->mmap(m1).ok() && b->mmap(m2).ok());
+          }
+          live[pid] = true;
+        } else {
+          auto it = live.begin();
+          std::advance(it, long(rnd(live.size())));
+          const uint32_t pid = it->first;
+          const uint32_t map = uint32_t(rnd(2));
+          bytes off = rnd(kSeg / kPage) * kPage, len = (1 + rnd(1024)) * kPage;
+          if (rnd(8) == 0) { off = 0; len = kSeg; }
+          len = std::min(len, kSeg - off);
+          d << "pid " << pid << " map " << map << " off " << off << " len " << len << ": ";
+          if (r < 60) {
+            const bool write = map == 0 && rnd(2);
+            d << "touch" << (write ? " write" : "");
+            sa = a->touch(pid, map, off, len, kPage, write);
+            sb = b->touch(pid, map, off, len, kPage, write);
+          } else if (r < 70) {
+            d << "mprotect read-only";
+            sa = a->mprotect(pid, map, off, len, prot_read);
+            sb = b->mprotect(pid, map, off, len, prot_read);
+          } else if (r < 78) {
+            d << "madvise_dontneed";
+            sa = a->madvise_dontneed(pid, map, off, len);
+            sb = b->madvise_dontneed(pid, map, off, len);
+          } else if (r < 84) {
+            d << "munmap";
+            sa = a->munmap(pid, map, off, len);
+            sb = b->munmap(pid, map, off, len);
+          } else if (r < 92 && live.size() < 6) {
+            const uint32_t child = next++;
+            d << "fork " << child;
+            sa = a->fork(pid, child);
+            sb = b->fork(pid, child);
+            live[child] = true;
+          } else {
+            d << "exit";
+            sa = a->exit(pid);
+            sb = b->exit(pid);
+            live.erase(pid);
+          }
+        }
+        SCOPED_TRACE(d.str());
+        ASSERT_EQ(sa.ok(), sb.ok()) << sa.message() << " / " << sb.message();
+        ASSERT_EQ(a->check_invariants(), "");
+        // Every (process, address) both kernels map holds the same page (every few ops:
+        // listing every PTE is the slow part).
+        if (step % 10 != 9) continue;
+        std::map<std::pair<uint32_t, vaddr>, std::pair<int32_t, uint64_t>> in_b;
+        for (const pte_mapping& m : b->mappings()) in_b[{m.pid, m.addr}] = {m.object_index, m.pgoff};
+        for (const pte_mapping& m : a->mappings()) {
+          auto it = in_b.find({m.pid, m.addr});
+          if (it == in_b.end()) continue;
+          ASSERT_EQ(it->second, std::make_pair(m.object_index, m.pgoff)) << "pid " << m.pid << " at " << m.addr;
+        }
+      }
+      for (const auto& [pid, alive] : live) ASSERT_TRUE(a->exit(pid).ok());
+      ASSERT_EQ(a->check_invariants(), "");
+      EXPECT_EQ(testing::levels(a->snapshot("end")), "0,0,0,0,0");
+    }
+}
+
+}  // namespace
+}  // namespace vmlab
