@@ -33,7 +33,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct opts {
-  std::string scenario, output, format = "table", collect;
+  std::string scenario, collect;
+  output_options out;
   std::vector<std::string> sets, set_lists, emit;
   unsigned jobs = 0;
   bool quiet = false;
@@ -133,25 +134,14 @@ result<std::vector<compare_variant>> run_variants(const std::string& scenario, c
   return results;
 }
 
-int write_output(const opts& o, const std::string& text) {
-  if (o.output.empty()) {
-    std::cout << text;
-    return 0;
-  }
-  std::ofstream f(o.output, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) return report_error(status::io_error("-o " + o.output + ": cannot write it"));
-  return 0;
-}
-
 sweep_format format_of(const std::string& f) {
   return f == "csv" ? sweep_format::csv : f == "json" ? sweep_format::json : sweep_format::table;
 }
 
 int finish(const opts& o, const std::string& scenario, const std::vector<sweep_axis>& axes,
            const std::vector<sweep_variant>& vs, const std::vector<compare_variant>& results) {
-  if (int rc = write_output(o, format_sweep(scenario, axes, vs, results, format_of(o.format)))) return rc;
+  if (int rc = write_output(o.out, format_sweep(scenario, axes, vs, results, format_of(o.out.chosen()), o.out.sizes())))
+    return rc;
   for (const auto& r : results)
     if (!r.result.failures.empty()) return 1;  // a run the kernel cut short is a finding
   return 0;
@@ -269,8 +259,7 @@ action add_sweep(CLI::App& app) {
                         ->allow_extra_args(false)
                         ->take_all();
   app.add_option("-j,--jobs", o->jobs, "Variants run at once (default: the number of CPUs)")->check(CLI::PositiveNumber);
-  app.add_option("-o,--output", o->output, "Write the table, CSV or JSON to FILE instead of stdout");
-  app.add_option("--format", o->format, "table (MiB), csv or json (bytes)")->check(CLI::IsMember({"table", "csv", "json"}));
+  add_output_options(app, o->out);
   app.add_option("--emit", o->emit, "parallel|slurm DIR: write a GNU parallel job list or a Slurm job-array script "
                                     "and DIR/variants.json instead of running")
       ->expected(2)

@@ -87,7 +87,7 @@ action add_validate(CLI::App& app) {
     const std::string f = o->out.chosen();
     const std::string text = f == "json"  ? to_json(cases, notes).dump(2) + "\n"
                              : f == "csv" ? to_csv(to_json(cases, notes)["cases"], {"scenario", "sample", "figure", "sim", "live", "tolerance", "verdict"})
-                                          : format_validate_table(cases) + "\n" + format_notes(notes, o->verbose);
+                                          : format_validate_table(cases, o->out.sizes()) + "\n" + format_notes(notes, o->verbose);
     if (int rc = write_output(o->out, text); rc) return rc;
     return failed ? 1 : 0;
   };
