@@ -5,8 +5,6 @@
 // only statics in src/model are constant after their thread-safe first use, and the live
 // engine's lock globals are never touched by run_sim), so each worker builds its own op
 // stream and sim_kernel. docs/decisions.md "Issue 13: sweep".
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -23,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "engine/engine.h"
 #include "report/report.h"
 #include "report/sweep.h"
@@ -39,32 +38,6 @@ struct opts {
   unsigned jobs = 0;
   bool quiet = false;
   CLI::Option *set_opt = nullptr, *set_list_opt = nullptr;
-};
-
-// "vmlab: sweep 5/12 variants done (2 running), 3 s elapsed, ETA 4 s" on a terminal's
-// stderr, at most 5 times a second after the first half second, erased at the end (as
-// `vmlab run`'s progress line).
-class sweep_progress {
- public:
-  explicit sweep_progress(bool shown) : on_(shown), t0_(std::chrono::steady_clock::now()) {}
-  ~sweep_progress() {
-    if (drawn_) std::fputs("\r\033[K", stderr);
-  }
-  sweep_progress(const sweep_progress&) = delete;
-  sweep_progress& operator=(const sweep_progress&) = delete;
-  void draw(size_t done, size_t running, size_t total) {
-    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-    if (!on_ || t < 0.5) return;
-    const std::string eta = done ? fmt::format("{:.0f} s", t / double(done) * double(total - done)) : "?";
-    std::fprintf(stderr, "\r\033[Kvmlab: sweep %zu/%zu variants done (%zu running), %.0f s elapsed, ETA %s", done, total,
-                 running, t, eta.c_str());
-    std::fflush(stderr);
-    drawn_ = true;
-  }
-
- private:
-  bool on_, drawn_ = false;
-  std::chrono::steady_clock::time_point t0_;
 };
 
 // The axes in the order --set and --set-list were given.
@@ -115,11 +88,16 @@ result<std::vector<compare_variant>> run_variants(const std::string& scenario, c
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < std::min<size_t>(jobs, vs.size()); ++t) pool.emplace_back(work);
   {
-    sweep_progress line(progress);
+    // "vmlab: sweep 5/12 variants done (2 running), 3 s elapsed, ETA 4 s"
+    progress_line line(progress);
     std::unique_lock<std::mutex> l(mu);
     while (done < vs.size() && !(stop && running == 0)) {
       cv.wait_for(l, std::chrono::milliseconds(200));
-      line.draw(done, running, vs.size());
+      line.draw([&](double t) {
+        const std::string eta = done ? progress_seconds(t / double(done) * double(vs.size() - done)) : "?";
+        return fmt::format("sweep {}/{} variants done ({} running), {} elapsed, ETA {}", done, vs.size(), running,
+                           progress_seconds(t), eta);
+      });
     }
   }
   for (auto& t : pool) t.join();
@@ -286,7 +264,7 @@ action add_sweep(CLI::App& app) {
     vs = std::move(v.value());
     if (!o->emit.empty()) return sweep_emit(o->emit[0], o->emit[1], o->scenario, axes, vs);
     const unsigned jobs = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
-    auto r = run_variants(o->scenario, vs, jobs, !o->quiet && ::isatty(STDERR_FILENO));
+    auto r = run_variants(o->scenario, vs, jobs, progress_wanted(o->quiet));
     if (!r.ok()) return report_error(r.error());
     return finish(*o, o->scenario, axes, vs, r.value());
   };
