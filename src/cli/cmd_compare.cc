@@ -63,7 +63,7 @@ action add_compare(CLI::App& app) {
     const std::string f = o->out.chosen();
     const std::string text = f == "json"  ? compare_json(o->scenario, vs.value()).dump(2) + "\n"
                              : f == "csv" ? to_csv(compare_csv_rows(vs.value()), compare_csv_columns(vs.value()))
-                                          : format_compare(o->scenario, vs.value());
+                                          : format_compare(o->scenario, vs.value(), "compare", o->out.sizes());
     if (int rc = write_output(o->out, text); rc) return rc;
     for (const auto& v : vs.value())
       if (!v.result.failures.empty()) return 1;

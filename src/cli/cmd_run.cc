@@ -149,7 +149,7 @@ action add_run(CLI::App& app) {
       if (!t.ok()) return report_error(t.error());
       text = t.value();
     } else {
-      text = format_table(r.value(), o->verbose);
+      text = format_table(r.value(), o->verbose, o->out.sizes());
     }
     if (int rc = write_output(o->out, text); rc) return rc;
     // A run the simulated (or real) kernel cut short is a finding, not a success.

@@ -81,7 +81,7 @@ action add_seeds(CLI::App& app) {
     const std::string f = o->out.chosen();
     const std::string text = f == "json"  ? seeds_json(checks).dump(2) + "\n"
                              : f == "csv" ? to_csv(seeds_json(checks)["figures"], {"seed", "metric", "paper", "vmlab", "rel_error", "tolerance", "ok"})
-                                          : format_seeds_table(checks);
+                                          : format_seeds_table(checks, o->out.sizes());
     if (int rc = write_output(o->out, text); rc) return rc;
     for (const auto& c : checks)
       if (!c.ok) return 1;

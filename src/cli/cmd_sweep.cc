@@ -5,8 +5,6 @@
 // only statics in src/model are constant after their thread-safe first use, and the live
 // engine's lock globals are never touched by run_sim), so each worker builds its own op
 // stream and sim_kernel. docs/decisions.md "Issue 13: sweep".
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -23,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "engine/engine.h"
 #include "report/report.h"
 #include "report/sweep.h"
@@ -33,37 +32,12 @@ namespace {
 namespace fs = std::filesystem;
 
 struct opts {
-  std::string scenario, output, format = "table", collect;
+  std::string scenario, collect;
+  output_options out;
   std::vector<std::string> sets, set_lists, emit;
   unsigned jobs = 0;
   bool quiet = false;
   CLI::Option *set_opt = nullptr, *set_list_opt = nullptr;
-};
-
-// "vmlab: sweep 5/12 variants done (2 running), 3 s elapsed, ETA 4 s" on a terminal's
-// stderr, at most 5 times a second after the first half second, erased at the end (as
-// `vmlab run`'s progress line).
-class sweep_progress {
- public:
-  explicit sweep_progress(bool shown) : on_(shown), t0_(std::chrono::steady_clock::now()) {}
-  ~sweep_progress() {
-    if (drawn_) std::fputs("\r\033[K", stderr);
-  }
-  sweep_progress(const sweep_progress&) = delete;
-  sweep_progress& operator=(const sweep_progress&) = delete;
-  void draw(size_t done, size_t running, size_t total) {
-    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-    if (!on_ || t < 0.5) return;
-    const std::string eta = done ? fmt::format("{:.0f} s", t / double(done) * double(total - done)) : "?";
-    std::fprintf(stderr, "\r\033[Kvmlab: sweep %zu/%zu variants done (%zu running), %.0f s elapsed, ETA %s", done, total,
-                 running, t, eta.c_str());
-    std::fflush(stderr);
-    drawn_ = true;
-  }
-
- private:
-  bool on_, drawn_ = false;
-  std::chrono::steady_clock::time_point t0_;
 };
 
 // The axes in the order --set and --set-list were given.
@@ -114,11 +88,16 @@ result<std::vector<compare_variant>> run_variants(const std::string& scenario, c
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < std::min<size_t>(jobs, vs.size()); ++t) pool.emplace_back(work);
   {
-    sweep_progress line(progress);
+    // "vmlab: sweep 5/12 variants done (2 running), 3 s elapsed, ETA 4 s"
+    progress_line line(progress);
     std::unique_lock<std::mutex> l(mu);
     while (done < vs.size() && !(stop && running == 0)) {
       cv.wait_for(l, std::chrono::milliseconds(200));
-      line.draw(done, running, vs.size());
+      line.draw([&](double t) {
+        const std::string eta = done ? progress_seconds(t / double(done) * double(vs.size() - done)) : "?";
+        return fmt::format("sweep {}/{} variants done ({} running), {} elapsed, ETA {}", done, vs.size(), running,
+                           progress_seconds(t), eta);
+      });
     }
   }
   for (auto& t : pool) t.join();
@@ -133,25 +112,14 @@ result<std::vector<compare_variant>> run_variants(const std::string& scenario, c
   return results;
 }
 
-int write_output(const opts& o, const std::string& text) {
-  if (o.output.empty()) {
-    std::cout << text;
-    return 0;
-  }
-  std::ofstream f(o.output, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) return report_error(status::io_error("-o " + o.output + ": cannot write it"));
-  return 0;
-}
-
 sweep_format format_of(const std::string& f) {
   return f == "csv" ? sweep_format::csv : f == "json" ? sweep_format::json : sweep_format::table;
 }
 
 int finish(const opts& o, const std::string& scenario, const std::vector<sweep_axis>& axes,
            const std::vector<sweep_variant>& vs, const std::vector<compare_variant>& results) {
-  if (int rc = write_output(o, format_sweep(scenario, axes, vs, results, format_of(o.format)))) return rc;
+  if (int rc = write_output(o.out, format_sweep(scenario, axes, vs, results, format_of(o.out.chosen()), o.out.sizes())))
+    return rc;
   for (const auto& r : results)
     if (!r.result.failures.empty()) return 1;  // a run the kernel cut short is a finding
   return 0;
@@ -269,8 +237,7 @@ action add_sweep(CLI::App& app) {
                         ->allow_extra_args(false)
                         ->take_all();
   app.add_option("-j,--jobs", o->jobs, "Variants run at once (default: the number of CPUs)")->check(CLI::PositiveNumber);
-  app.add_option("-o,--output", o->output, "Write the table, CSV or JSON to FILE instead of stdout");
-  app.add_option("--format", o->format, "table (MiB), csv or json (bytes)")->check(CLI::IsMember({"table", "csv", "json"}));
+  add_output_options(app, o->out);
   app.add_option("--emit", o->emit, "parallel|slurm DIR: write a GNU parallel job list or a Slurm job-array script "
                                     "and DIR/variants.json instead of running")
       ->expected(2)
@@ -297,7 +264,7 @@ action add_sweep(CLI::App& app) {
     vs = std::move(v.value());
     if (!o->emit.empty()) return sweep_emit(o->emit[0], o->emit[1], o->scenario, axes, vs);
     const unsigned jobs = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
-    auto r = run_variants(o->scenario, vs, jobs, !o->quiet && ::isatty(STDERR_FILENO));
+    auto r = run_variants(o->scenario, vs, jobs, progress_wanted(o->quiet));
     if (!r.ok()) return report_error(r.error());
     return finish(*o, o->scenario, axes, vs, r.value());
   };

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "report/compare.h"
+#include "report/units.h"
 #include "vmlab/op.h"
 #include "vmlab/status.h"
 
@@ -59,11 +60,14 @@ void add_profile_option(CLI::App& app, std::string& profile);
 std::vector<std::string> with_profile(const std::string& profile, const std::vector<std::string>& settings);
 
 // -o FILE and --format table|json|csv (--json is --format json), as fio's --output and
-// --output-format: the same output, to a file.
+// --output-format: the same output, to a file. And how tables print sizes: human units by
+// default, --bytes or --kb for exact figures (one or the other), as smem and free do;
+// JSON and CSV are in bytes whatever these say.
 struct output_options {
   std::string file, format = "table";
-  bool json = false;
+  bool json = false, bytes = false, kb = false;
   [[nodiscard]] std::string chosen() const { return json ? "json" : format; }
+  [[nodiscard]] size_unit sizes() const { return bytes ? size_unit::exact_bytes : kb ? size_unit::exact_kb : size_unit::human; }
 };
 void add_output_options(CLI::App& app, output_options& o);
 // Writes `text` to the file or standard output; exit status 0, or 3 with a message.

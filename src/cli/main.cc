@@ -51,6 +51,9 @@ void add_output_options(CLI::App& app, output_options& o) {
   CLI::Option* fmt = app.add_option("--format", o.format, "table (default), json or csv")
                          ->check(CLI::IsMember({"table", "json", "csv"}));
   app.add_flag("--json", o.json, "The same as --format json")->excludes(fmt);
+  CLI::Option* b = app.add_flag("--bytes", o.bytes, "Sizes in the table in exact bytes (default: KiB, MiB, GiB with one "
+                                                    "decimal; JSON and CSV are always in bytes)");
+  app.add_flag("--kb", o.kb, "Sizes in the table in exact kB (1024 bytes), as /proc/meminfo prints them")->excludes(b);
 }
 
 int write_output(const output_options& o, const std::string& text) {

@@ -71,11 +71,10 @@ const figure_def kFigures[] = {
     {"page faults", "faults", [](const run_result& r) -> std::optional<double> { return double(r.faults); }},
 };
 
-std::string cell(const std::optional<double>& v, const std::string& unit, bool sign) {
+std::string cell(const std::optional<double>& v, const std::string& unit, bool sign, size_unit u) {
   if (!v) return "-";
-  const double x = unit == "bytes" ? *v / double(MiB) : *v;
-  const int decimals = unit == "bytes" ? 1 : 0;
-  return sign ? fmt::format("{:+.{}f}", x, decimals) : fmt::format("{:.{}f}", x, decimals);
+  if (unit == "bytes") return sign ? format_size_signed(*v, u) : format_size(*v, u);
+  return sign ? fmt::format("{:+.0f}", *v) : fmt::format("{:.0f}", *v);
 }
 
 std::optional<double> diff(const std::optional<double>& a, const std::optional<double>& b) {
@@ -135,7 +134,7 @@ std::vector<compare_row> compare_rows(const std::vector<compare_variant>& v) {
 }
 
 std::string format_compare(const std::string& scenario, const std::vector<compare_variant>& v,
-                           const std::string& command) {
+                           const std::string& command, size_unit u) {
   std::string out = fmt::format("vmlab {} {}  engine: sim\n", command, scenario);
   for (const auto& x : v)
     out += fmt::format("  {}: kernel {}{}{}\n", x.label, x.result.profile, x.settings.empty() ? "" : ", ",
@@ -145,25 +144,33 @@ std::string format_compare(const std::string& scenario, const std::vector<compar
                          return s;
                        }());
   const auto rows = compare_rows(v);
+  // The cells first: a column is as wide as its widest cell (exact bytes are long).
+  std::vector<std::string> head;
+  for (const auto& x : v) head.push_back(x.label);
+  for (size_t i = 1; i < v.size(); ++i) head.push_back(v[i].label + " - " + v[0].label);
+  std::vector<std::vector<std::string>> cells;
   size_t w0 = 12;
-  for (const auto& r : rows) w0 = std::max(w0, r.figure.size() + (r.unit == "bytes" ? 6 : 0));
-  std::vector<size_t> w;
-  for (const auto& x : v) w.push_back(std::max<size_t>(12, x.label.size()));
-  std::vector<std::string> dlabels;
-  for (size_t i = 1; i < v.size(); ++i) dlabels.push_back(v[i].label + " - " + v[0].label);
-  out += fmt::format("\n{:<{}}", "", w0);
-  for (size_t i = 0; i < v.size(); ++i) out += fmt::format("  {:>{}}", v[i].label, w[i]);
-  for (const auto& d : dlabels) out += fmt::format("  {:>{}}", d, std::max<size_t>(12, d.size()));
-  out += "\n";
   for (const auto& r : rows) {
-    out += fmt::format("{:<{}}", r.figure + (r.unit == "bytes" ? " (MiB)" : ""), w0);
-    for (size_t i = 0; i < v.size(); ++i) out += fmt::format("  {:>{}}", cell(r.values[i], r.unit, false), w[i]);
-    for (size_t i = 1; i < v.size(); ++i)
-      out += fmt::format("  {:>{}}", cell(diff(r.values[0], r.values[i]), r.unit, true),
-                         std::max<size_t>(12, dlabels[i - 1].size()));
+    w0 = std::max(w0, r.figure.size());
+    std::vector<std::string> c;
+    for (size_t i = 0; i < v.size(); ++i) c.push_back(cell(r.values[i], r.unit, false, u));
+    for (size_t i = 1; i < v.size(); ++i) c.push_back(cell(diff(r.values[0], r.values[i]), r.unit, true, u));
+    cells.push_back(std::move(c));
+  }
+  std::vector<size_t> w;
+  for (size_t c = 0; c < head.size(); ++c) {
+    w.push_back(std::max<size_t>(12, head[c].size()));
+    for (const auto& row : cells) w[c] = std::max(w[c], row[c].size());
+  }
+  out += fmt::format("\n{:<{}}", "", w0);
+  for (size_t c = 0; c < head.size(); ++c) out += fmt::format("  {:>{}}", head[c], w[c]);
+  out += "\n";
+  for (size_t r = 0; r < rows.size(); ++r) {
+    out += fmt::format("{:<{}}", rows[r].figure, w0);
+    for (size_t c = 0; c < head.size(); ++c) out += fmt::format("  {:>{}}", cells[r][c], w[c]);
     out += "\n";
   }
-  out += "\n(MiB = 2^20 bytes; maxima over the run, each figure on its own, as the seeds quote them)\n";
+  out += "\n(" + size_unit_legend(u) + "; maxima over the run, each figure on its own, as the seeds quote them)\n";
   for (const auto& x : v)
     for (const auto& f : x.result.failures)
       out += fmt::format("{}: RUN ENDED EARLY at op {} `{}`: {}\n", x.label, f.op_index, f.op_text, f.error);

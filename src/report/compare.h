@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/units.h"
 #include "vmlab/run_result.h"
 #include "vmlab/status.h"
 
@@ -44,11 +45,11 @@ struct compare_row {
 
 std::vector<compare_row> compare_rows(const std::vector<compare_variant>& v);
 
-// The table: a header naming the scenario and each variant's kernel, the rows (bytes in
-// MiB with one decimal), a difference column per later variant, then how each run ended.
-// `command` names what made the variants ("compare", "whatif").
+// The table: a header naming the scenario and each variant's kernel, the rows (sizes in
+// `u`), a difference column per later variant, then how each run ended. `command` names
+// what made the variants ("compare", "whatif").
 std::string format_compare(const std::string& scenario, const std::vector<compare_variant>& v,
-                           const std::string& command = "compare");
+                           const std::string& command = "compare", size_unit u = size_unit::human);
 
 // {"scenario", "variants":[{"label","settings","profile","completed","failures"}],
 //  "rows":[{"figure","unit","values":[...],"diff":[...]}]}; diff[i] is values[i+1] -

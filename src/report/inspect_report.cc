@@ -31,18 +31,6 @@ std::string vma_name(const live::vma_info& v) {
 
 }  // namespace
 
-std::string human_bytes(double b) {
-  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  const bool neg = b < 0;
-  double v = std::fabs(b);
-  size_t u = 0;
-  while (v >= 1024 && u + 1 < std::size(units)) {
-    v /= 1024;
-    ++u;
-  }
-  return (neg ? "-" : "") + (u == 0 ? fmt::format("{:.0f} B", v) : fmt::format("{:.1f} {}", v, units[u]));
-}
-
 std::string format_inspection(const live::inspection& in, const inspect_format& how) {
   std::string out;
   out += fmt::format("{:>8} {:<16} {:>10} {:>10} {:>10} {:>10} {:>10}  {}\n", "PID", "COMMAND", "VmPTE", "mappings",

@@ -7,11 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/live/inspect.h"
+#include "report/units.h"  // human_bytes
 
 namespace vmlab {
-
-// "1.5 GiB", "512.0 KiB", "12 B": binary units, one decimal.
-std::string human_bytes(double b);
 
 struct inspect_format {
   bool vmas = false;       // every VMA that needs a table, per process

@@ -102,10 +102,10 @@ nlohmann::json notes_json(const std::vector<note>& notes) {
   return j;
 }
 
-std::string kb(uint64_t bytes_) { return fmt::format("{} kB", bytes_ / 1024); }
+std::string size_text(uint64_t bytes_, size_unit u) { return format_size(double(bytes_), u); }
 
 // The meminfo lines a kernel with these flags prints, in /proc/meminfo order, and how to
-// read each from a meminfo (kB, except ReverseMaps).
+// read each from a meminfo (sizes, except ReverseMaps and the pool's counts).
 struct mi_column {
   const char* name;
   uint64_t meminfo::*field;
@@ -137,16 +137,16 @@ std::vector<mi_column> mi_columns(const meminfo& flags) {
   return c;
 }
 
-std::string mi_row(const std::string& label, const meminfo& m, const std::vector<mi_column>& cols) {
+std::string mi_row(const std::string& label, const meminfo& m, const std::vector<mi_column>& cols, size_unit u) {
   std::string out = fmt::format("{:<16}", label);
   for (const auto& c : cols) {
     const uint64_t v = m.*c.field;
-    out += fmt::format(" {:>13}", c.is_count ? std::to_string(v) : kb(v));
+    out += fmt::format(" {:>13}", c.is_count ? std::to_string(v) : size_text(v, u));
   }
   return out + "\n";
 }
 
-std::string format_meminfo(const run_result& r) {
+std::string format_meminfo(const run_result& r, size_unit u) {
   const auto first = std::find_if(r.samples.begin(), r.samples.end(), [](const sample& s) { return s.mi_known; });
   if (first == r.samples.end()) return "";
   // The columns of the sample with the most lines (a pool may only grow during the run).
@@ -160,39 +160,39 @@ std::string format_meminfo(const run_result& r) {
   for (const auto& c : cols) out += fmt::format(" {:>13}", c.name);
   out += "\n";
   for (const auto& s : r.samples)
-    if (s.mi_known) out += mi_row(s.name, s.mi, cols);
-  if (has_peak_meminfo(r)) out += mi_row("max (Free: min)", r.peak.mi, cols);
+    if (s.mi_known) out += mi_row(s.name, s.mi, cols, u);
+  if (has_peak_meminfo(r)) out += mi_row("max (Free: min)", r.peak.mi, cols, u);
   return out;
 }
 
-std::string slab_table(const std::string& title, const std::vector<slab_row>& rows) {
+std::string slab_table(const std::string& title, const std::vector<slab_row>& rows, size_unit u) {
   std::string out = fmt::format("\n{}:\n{:<20} {:>12} {:>12} {:>8} {:>10} {:>12} {:>12} {:>10} {:>12}\n", title, "cache",
                                 "active_objs", "num_objs", "objsize", "objperslab", "pagesperslab", "active_slabs",
                                 "num_slabs", "slab memory");
   for (const auto& s : rows)
     out += fmt::format("{:<20} {:>12} {:>12} {:>8} {:>10} {:>12} {:>12} {:>10} {:>12}\n", s.name, s.active_objs, s.num_objs,
                        s.objsize, s.objperslab, s.pagesperslab, s.active_slabs, s.num_slabs,
-                       kb(s.num_slabs * s.pagesperslab * 4096));
+                       size_text(s.num_slabs * s.pagesperslab * 4096, u));
   return out;
 }
 
-std::string format_slabs(const run_result& r) {
+std::string format_slabs(const run_result& r, size_unit u) {
   if (r.samples.empty()) return "";
   const sample& end = r.samples.back();
   std::string out;
   if (!end.slabs.empty())
     out += slab_table(fmt::format("slab caches at '{}'{}", end.name,
                                   r.engine == "sim" ? " (the workload's objects)" : " (this host, whole system)"),
-                      end.slabs);
+                      end.slabs, u);
   if (!end.slabs_workload.empty())
-    out += slab_table(fmt::format("slab caches at '{}', growth since the baseline", end.name), end.slabs_workload);
-  if (!r.peak.slabs.empty()) out += slab_table("slab caches, maxima over the run (each column on its own)", r.peak.slabs);
+    out += slab_table(fmt::format("slab caches at '{}', growth since the baseline", end.name), end.slabs_workload, u);
+  if (!r.peak.slabs.empty()) out += slab_table("slab caches, maxima over the run (each column on its own)", r.peak.slabs, u);
   return out;
 }
 
-// A validate figure in its unit: bytes as the kernel prints them (kB), counts as they are.
-std::string in_unit(const std::string& unit, double v) {
-  return unit == "bytes" ? kb(uint64_t(v)) : fmt::format("{}", uint64_t(v));
+// A validate figure in its unit: bytes in `u`, counts as they are.
+std::string in_unit(const std::string& unit, double v, size_unit u) {
+  return unit == "bytes" ? size_text(uint64_t(v), u) : fmt::format("{}", uint64_t(v));
 }
 
 }  // namespace
@@ -237,7 +237,7 @@ std::string format_notes(const std::vector<note>& notes, bool verbose) {
   return out;
 }
 
-std::string format_table(const run_result& r, bool verbose) {
+std::string format_table(const run_result& r, bool verbose, size_unit u) {
   std::string out = fmt::format("vmlab run {}  engine: {}  kernel: {}\n", r.scenario, r.engine, r.profile);
   out += fmt::format("ops applied: {}   faults: {}", r.ops_applied, r.faults);
   if (r.engine == "sim") out += fmt::format(" (COW copies: {})", r.cow_faults);
@@ -245,7 +245,7 @@ std::string format_table(const run_result& r, bool verbose) {
   out += fmt::format("{:<16} {:>6} {:>14} {:>14}   {:>5} {:>5} {:>6} {:>7} {:>9}\n", "sample", "procs", "PageTables",
                      "(workload)", "pgd", "p4d", "pud", "pmd", "pte");
   for (const auto& s : r.samples) {
-    out += fmt::format("{:<16} {:>6} {:>14} {:>14}", s.name, s.nr_procs, kb(s.page_tables), kb(s.page_tables_workload));
+    out += fmt::format("{:<16} {:>6} {:>14} {:>14}", s.name, s.nr_procs, size_text(s.page_tables, u), size_text(s.page_tables_workload, u));
     if (s.pt_pages_known)
       out += fmt::format("   {:>5} {:>5} {:>6} {:>7} {:>9}", s.pt_pages[0], s.pt_pages[1], s.pt_pages[2], s.pt_pages[3],
                          s.pt_pages[4]);
@@ -255,8 +255,8 @@ std::string format_table(const run_result& r, bool verbose) {
   }
   // A kernel without a VmPTE line still spent page tables per mm: say whose figure it is.
   const char* vmpte = r.vmpte_line ? "VmPTE" : "page tables (no VmPTE line before 2.6.10)";
-  out += fmt::format("\nPageTables (max): {:>14}\n{} (max, one process): {:>6}\n", kb(r.peak.page_tables), vmpte,
-                     kb(r.peak.vmpte_max_proc));
+  out += fmt::format("\nPageTables (max): {:>14}\n{} (max, one process): {:>6}\n", size_text(r.peak.page_tables, u), vmpte,
+                     size_text(r.peak.vmpte_max_proc, u));
   out += r.process_image ? "(VmPTE: the whole process's, its image included: text, libraries, heap, stack)\n"
                          : "(VmPTE: the workload's mappings only; a group's image = \"typical\" adds the rest of a process)\n";
   if (!r.samples.empty()) {
@@ -269,14 +269,14 @@ std::string format_table(const run_result& r, bool verbose) {
     const size_t shown = std::min<size_t>(end.procs.size(), 32);
     for (size_t i = 0; i < shown; ++i) {
       const auto& p = end.procs[i];
-      out += fmt::format("{:>6} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}{}\n", p.pid, kb(p.vmpte), kb(p.vmpte_workload),
-                         kb(p.rss_anon * 4096), kb(p.rss_file * 4096), kb(p.rss_shmem * 4096), p.min_flt,
-                         hugetlb ? fmt::format(" {:>13}", kb(p.hugetlb)) : "");
+      out += fmt::format("{:>6} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}{}\n", p.pid, size_text(p.vmpte, u), size_text(p.vmpte_workload, u),
+                         size_text(p.rss_anon * 4096, u), size_text(p.rss_file * 4096, u), size_text(p.rss_shmem * 4096, u), p.min_flt,
+                         hugetlb ? fmt::format(" {:>13}", size_text(p.hugetlb, u)) : "");
     }
     if (end.procs.size() > shown) out += fmt::format("   ... {} more processes (--json has all)\n", end.procs.size() - shown);
   }
-  out += format_meminfo(r);
-  out += format_slabs(r);
+  out += format_meminfo(r, u);
+  out += format_slabs(r, u);
   for (const auto& f : r.failures)
     out += fmt::format("\nRUN ENDED EARLY at op {} `{}`:\n  {}\n", f.op_index, f.op_text, f.error);
   if (!r.notes.empty()) out += "\n" + format_notes(r.notes, verbose);
@@ -351,9 +351,8 @@ std::string validate_case::metric() const {
 namespace {
 
 // The difference live - sim in the case's unit, signed.
-std::string signed_in_unit(const std::string& unit, double v) {
-  const double x = unit == "bytes" ? v / 1024 : v;
-  return fmt::format("{:+.0f}{}", x, unit == "bytes" ? " kB" : "");
+std::string signed_in_unit(const std::string& unit, double v, size_unit u) {
+  return unit == "bytes" ? format_size_signed(v, u) : fmt::format("{:+.0f}", v);
 }
 
 // How bad a case is, for choosing the one row shown of a group: failures first, then
@@ -365,7 +364,7 @@ double badness(const validate_case& c) {
 
 }  // namespace
 
-std::string format_validate_table(const std::vector<validate_case>& cases) {
+std::string format_validate_table(const std::vector<validate_case>& cases, size_unit u) {
   std::string out = fmt::format("{:<30} {:<12} {:<28} {:>12} {:>12} {:>10}  {:<28} {}\n", "scenario", "sample", "figure",
                                 "sim", "live", "live-sim", "tolerance", "verdict");
   size_t counts[4] = {0, 0, 0, 0};
@@ -387,10 +386,10 @@ std::string format_validate_table(const std::vector<validate_case>& cases) {
     if (n_by[1] > 1) v += fmt::format(" ({} of {})", n_by[1], j - i);
     const bool measured = c.v == verdict::ok || c.v == verdict::fail;
     out += fmt::format("{:<30} {:<12} {:<28} {:>12} {:>12} {:>10}  {:<28} {}\n", c.scenario, c.at, fig,
-                       in_unit(c.unit, c.sim), measured ? in_unit(c.unit, c.live) : "-",
-                       measured ? signed_in_unit(c.unit, c.live - c.sim) : "-",
-                       c.tolerance_rule.empty() ? fmt::format("±{}", in_unit(c.unit, c.tolerance))
-                                                : fmt::format("±{} ({})", in_unit(c.unit, c.tolerance), c.tolerance_rule),
+                       in_unit(c.unit, c.sim, u), measured ? in_unit(c.unit, c.live, u) : "-",
+                       measured ? signed_in_unit(c.unit, c.live - c.sim, u) : "-",
+                       c.tolerance_rule.empty() ? fmt::format("±{}", in_unit(c.unit, c.tolerance, u))
+                                                : fmt::format("±{} ({})", in_unit(c.unit, c.tolerance, u), c.tolerance_rule),
                        v);
     for (int k = 0; k < 4; ++k) counts[k] += n_by[k];
     if (!measured) unmeasured.push_back(&c);

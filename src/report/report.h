@@ -1,5 +1,6 @@
 // Reports: every view of a RunResult, for either engine. The model never prints; this is
-// where figures become text, in the units the kernel prints (kB for PageTables/VmPTE).
+// where figures become text: tables print sizes in a size_unit (human units by default,
+// or exact bytes or kB as the kernel prints them), JSON in bytes.
 #pragma once
 
 #include <string>
@@ -7,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/units.h"
 #include "vmlab/run_result.h"
 #include "vmlab/status.h"
 
@@ -27,7 +29,7 @@ result<run_result> run_result_from_json(const nlohmann::json& j, const std::stri
 // result carries them: the profile's /proc/meminfo lines per sample and their maxima (free
 // memory: minima), and the slab caches at the end and at their maxima (sim) or the host's
 // rows and their growth (live).
-std::string format_table(const run_result& r, bool verbose = false);
+std::string format_table(const run_result& r, bool verbose = false, size_unit u = size_unit::human);
 
 // /proc/slabinfo of the end sample in the profile's format (r.slabinfo_version), then the
 // same rows for the maxima over the run under "# maxima over the run". invalid_argument
@@ -46,7 +48,7 @@ const char* verdict_name(verdict v);  // "ok", "FAIL", "not measurable", "skippe
 struct validate_case {
   std::string scenario;
   std::string figure;   // "VmPTE_growth" (per process) or "PageTables_growth" (system)
-  std::string unit = "bytes";  // "bytes" (printed in kB) or a count's unit ("objects", "slabs")
+  std::string unit = "bytes";  // "bytes" (printed in the table's size_unit) or a count's unit ("objects", "slabs")
   std::string at;       // the sample: a phase name or "end"
   uint32_t pid = 0;     // 0 for system figures
   [[nodiscard]] std::string metric() const;  // "VmPTE_growth[pid=3]@load", "PageTables_growth@end"
@@ -64,7 +66,7 @@ nlohmann::json to_json(const std::vector<validate_case>& cases, const std::vecto
 // One row per scenario, sample and figure with both figures, their difference, the
 // tolerance and the verdict; per-process figures show the worst process. Then a count of
 // each verdict, and for figures not measurable the evidence.
-std::string format_validate_table(const std::vector<validate_case>& cases);
+std::string format_validate_table(const std::vector<validate_case>& cases, size_unit u = size_unit::human);
 
 // The notes of a result, one line each (with `verbose`, each followed by its long form).
 std::string format_notes(const std::vector<note>& notes, bool verbose);

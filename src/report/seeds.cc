@@ -130,15 +130,17 @@ nlohmann::json seeds_json(const std::vector<seed_check>& checks) {
   return {{"schema_version", 1}, {"figures", figs}};
 }
 
-std::string format_seeds_table(const std::vector<seed_check>& checks) {
+std::string format_seeds_table(const std::vector<seed_check>& checks, size_unit u) {
   std::string out = fmt::format("{:<5} {:<26} {:>12} {:>12} {:>9} {:>5}  {:<6} {}\n", "seed", "metric", "paper", "vmlab",
                                 "rel.err", "tol", "", "as published");
   size_t failed = 0;
   for (const auto& c : checks) {
     const seed_figure& f = *c.figure;
     const std::string verdict = c.ok ? "ok" : !c.completed ? "FAIL*" : "FAIL";
-    out += fmt::format("{:<5} {:<26} {:>12.0f} {:>12} {:>9} {:>4.0f}%  {:<6} {}\n", f.seed, f.metric, f.paper,
-                       c.vmlab ? fmt::format("{:.0f}", *c.vmlab) : "-", c.vmlab ? signed_percent(c.rel_error) : "-",
+    const bool size = f.unit == "bytes";
+    auto value = [&](double v) { return size ? format_size(v, u) : fmt::format("{:.0f}", v); };
+    out += fmt::format("{:<5} {:<26} {:>12} {:>12} {:>9} {:>4.0f}%  {:<6} {}\n", f.seed, f.metric, value(f.paper),
+                       c.vmlab ? value(*c.vmlab) : "-", c.vmlab ? signed_percent(c.rel_error) : "-",
                        f.tolerance * 100, verdict, f.note);
     failed += !c.ok;
   }

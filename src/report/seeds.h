@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/units.h"
 #include "vmlab/run_result.h"
 
 namespace vmlab {
@@ -58,7 +59,8 @@ seed_check check_seed_figure(const seed_figure& f, const run_result& r, const ru
 // {"figures":[{"seed","metric","paper","vmlab","rel_error","unit","tolerance","scenario",
 // "settings","note","ok"}, ...]}; vmlab and rel_error are null when the result lacks the figure.
 nlohmann::json seeds_json(const std::vector<seed_check>& checks);
-// One line per figure, then "N figures, M outside tolerance".
-std::string format_seeds_table(const std::vector<seed_check>& checks);
+// One line per figure (sizes in `u`, counts as they are), then "N figures, M outside
+// tolerance".
+std::string format_seeds_table(const std::vector<seed_check>& checks, size_unit u = size_unit::human);
 
 }  // namespace vmlab

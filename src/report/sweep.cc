@@ -51,9 +51,9 @@ std::string number(double x) {
   return fmt::format("{}", x);
 }
 
-std::string human(const std::optional<double>& v, const std::string& unit) {
+std::string cell(const std::optional<double>& v, const std::string& unit, size_unit u) {
   if (!v) return "-";
-  return unit == "bytes" ? fmt::format("{:.1f}", *v / double(MiB)) : fmt::format("{:.0f}", *v);
+  return unit == "bytes" ? format_size(*v, u) : fmt::format("{:.0f}", *v);
 }
 
 std::vector<size_t> varied(const std::vector<sweep_axis>& axes) {
@@ -106,19 +106,19 @@ nlohmann::json sweep_json(const std::string& scenario, const std::vector<sweep_a
 
 std::string format_table(const std::string& scenario, const std::vector<sweep_axis>& axes,
                          const std::vector<sweep_variant>& variants, const std::vector<compare_variant>& results,
-                         const std::vector<compare_row>& rows) {
+                         const std::vector<compare_row>& rows, size_unit u) {
   std::string out = fmt::format("vmlab sweep {}  engine: sim  {} variants\n", scenario, variants.size());
   for (const auto& a : axes)
     if (a.values.size() == 1) out += fmt::format("  every variant: {}={}\n", a.key, a.values[0]);
   const auto cols = varied(axes);
   std::vector<std::string> head;
   for (size_t k : cols) head.push_back(axes[k].key);
-  for (const auto& r : rows) head.push_back(r.figure + (r.unit == "bytes" ? " (MiB)" : ""));
+  for (const auto& r : rows) head.push_back(r.figure);
   std::vector<std::vector<std::string>> cells;
   for (size_t i = 0; i < variants.size(); ++i) {
     std::vector<std::string> c;
     for (size_t k : cols) c.push_back(value_of(axes[k], variants[i], k));
-    for (const auto& r : rows) c.push_back(human(r.values[i], r.unit));
+    for (const auto& r : rows) c.push_back(cell(r.values[i], r.unit, u));
     cells.push_back(std::move(c));
   }
   std::vector<size_t> w;
@@ -134,7 +134,7 @@ std::string format_table(const std::string& scenario, const std::vector<sweep_ax
   };
   out += "\n" + line(head);
   for (const auto& c : cells) out += line(c);
-  out += "\n(MiB = 2^20 bytes; maxima over the run, each figure on its own, as `vmlab compare` prints them)\n";
+  out += "\n(" + size_unit_legend(u) + "; maxima over the run, each figure on its own, as `vmlab compare` prints them)\n";
   for (size_t i = 0; i < variants.size(); ++i)
     for (const auto& f : results[i].result.failures)
       out += fmt::format("variant {}: RUN ENDED EARLY at op {} `{}`: {}\n", i, f.op_index, f.op_text, f.error);
@@ -191,14 +191,14 @@ std::string variant_name(size_t index, size_t count) {
 
 std::string format_sweep(const std::string& scenario, const std::vector<sweep_axis>& axes,
                          const std::vector<sweep_variant>& variants, const std::vector<compare_variant>& results,
-                         sweep_format f) {
+                         sweep_format f, size_unit u) {
   const auto rows = compare_rows(results);
   switch (f) {
     case sweep_format::csv: return format_csv(axes, variants, results, rows);
     case sweep_format::json: return sweep_json(scenario, axes, variants, results, rows).dump(2) + "\n";
     case sweep_format::table: break;
   }
-  return format_table(scenario, axes, variants, results, rows);
+  return format_table(scenario, axes, variants, results, rows, u);
 }
 
 std::string shell_quote(const std::string& s) {

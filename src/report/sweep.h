@@ -45,11 +45,11 @@ std::string variant_name(size_t index, size_t count);
 enum class sweep_format { table, csv, json };
 
 // The output of a sweep: a column per axis with more than one value, then completed, then
-// a column per figure of compare_rows(results) (sizes in bytes; the table shows MiB).
-// results[i] is variant i's (its label and settings are not read).
+// a column per figure of compare_rows(results) (sizes in bytes in CSV and JSON, in `u` in
+// the table). results[i] is variant i's (its label and settings are not read).
 std::string format_sweep(const std::string& scenario, const std::vector<sweep_axis>& axes,
                          const std::vector<sweep_variant>& variants, const std::vector<compare_variant>& results,
-                         sweep_format f);
+                         sweep_format f, size_unit u = size_unit::human);
 
 
 // What --emit writes, for `dir` (absolute) and the command that runs one variant

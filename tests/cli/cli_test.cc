@@ -472,8 +472,8 @@ TEST_F(CliRun, Anon64mJson) {
   EXPECT_EQ(j.at("peak").at("PageTables"), 147456);
   EXPECT_TRUE(j.at("timing").contains("wall_seconds"));
 
-  // The table says the same in kB.
-  const auto t = run_vmlab({"run", "validate/anon-64m"});
+  // The table says the same in kB (--kb; by default in human units).
+  const auto t = run_vmlab({"run", "validate/anon-64m", "--kb"});
   ASSERT_EQ(t.exit_code, 0) << t.err;
   const auto tl = lines_of(t.out);
   ASSERT_FALSE(tl.empty());

@@ -1,5 +1,6 @@
 // The command-line conventions of issue 13, item 1, one test each: --profile, -o FILE,
-// --format json|csv, vmlab show, "did you mean", an empty scenario.
+// --format json|csv, sizes in tables (human, --bytes, --kb), vmlab show, "did you mean",
+// an empty scenario.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -82,6 +83,81 @@ TEST(Conventions, FormatJsonAndCsv) {
   EXPECT_EQ(cmp.out.substr(0, cmp.out.find("\r\n")), "figure,unit,6.18,\"2.6.15, \"\"x86_64\"\"\"");
   const auto bad = run_vmlab({"run", "validate/anon-64m", "--format", "xml"});
   EXPECT_EQ(bad.exit_code, 2);
+}
+
+// The "PageTables (max):" line of `vmlab run`'s table, its figure after the colon.
+std::string page_tables_max(const std::string& table) {
+  const std::string key = "\nPageTables (max):";
+  const size_t at = table.find(key);
+  if (at == std::string::npos) return "";
+  const size_t b = table.find_first_not_of(' ', at + key.size());
+  return table.substr(b, table.find('\n', b) - b);
+}
+
+// Sizes in tables: human units by default (as smem -k, free -h), --bytes and --kb exact;
+// JSON (and CSV) in bytes whatever they say. examples/oltp-small's PageTables are tens of
+// MiB, so the default shows MiB with one decimal.
+TEST(Conventions, TableSizesAreHumanByDefault) {
+  const auto j = run_vmlab({"run", "examples/oltp-small", "--json", "--kb"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto pt = nlohmann::json::parse(j.out)["peak"]["PageTables"].get<uint64_t>();
+  ASSERT_GE(pt, uint64_t(1) << 20);
+  ASSERT_LT(pt, uint64_t(1) << 30);
+  const auto t = run_vmlab({"run", "examples/oltp-small"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  char want[64];
+  std::snprintf(want, sizeof want, "%.1f MiB", double(pt) / 1048576.0);
+  EXPECT_EQ(page_tables_max(t.out), want) << t.out;
+  EXPECT_EQ(t.out.find(" kB"), std::string::npos) << t.out;
+  // compare and sweep print their byte figures the same way.
+  const auto cmp = run_vmlab({"compare", "examples/oltp-small", "--variant", "a:", "--variant", "b:"});
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  EXPECT_NE(cmp.out.find(want), std::string::npos) << cmp.out;
+  const auto sw = run_vmlab({"sweep", "examples/oltp-small", "--set", "kernel.profile=linux-6.18", "-j", "1", "-q"});
+  ASSERT_EQ(sw.exit_code, 0) << sw.err;
+  EXPECT_NE(sw.out.find(want), std::string::npos) << sw.out;
+}
+
+TEST(Conventions, BytesGivesTheExactFigureOfTheJson) {
+  const auto j = run_vmlab({"run", "examples/oltp-small", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto pt = nlohmann::json::parse(j.out)["peak"]["PageTables"].get<uint64_t>();
+  const auto t = run_vmlab({"run", "examples/oltp-small", "--bytes"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(page_tables_max(t.out), std::to_string(pt) + " B") << t.out;
+  const auto cmp = run_vmlab({"compare", "examples/oltp-small", "--variant", "a:", "--variant", "b:", "--bytes"});
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  EXPECT_NE(cmp.out.find(" " + std::to_string(pt) + " B "), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find(" +0 B\n"), std::string::npos) << cmp.out;  // a - b, exactly
+}
+
+TEST(Conventions, KbGivesTheJsonFigureOver1024) {
+  const auto j = run_vmlab({"run", "examples/oltp-small", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto pt = nlohmann::json::parse(j.out)["peak"]["PageTables"].get<uint64_t>();
+  const auto t = run_vmlab({"run", "examples/oltp-small", "--kb"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(page_tables_max(t.out), std::to_string(pt / 1024) + " kB") << t.out;
+  const auto sw = run_vmlab({"sweep", "examples/oltp-small", "--set", "kernel.profile=linux-6.18", "-j", "1", "-q", "--kb"});
+  ASSERT_EQ(sw.exit_code, 0) << sw.err;
+  // (one variant: no settings column, the row starts with the first figure)
+  EXPECT_NE(sw.out.find("\n" + std::to_string(pt / 1024) + " kB "), std::string::npos) << sw.out;
+  // CSV stays in bytes.
+  const auto c = run_vmlab({"run", "examples/oltp-small", "--format", "csv", "--kb"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(c.out.find(" kB"), std::string::npos) << c.out;
+}
+
+TEST(Conventions, BytesAndKbTogetherIsAUsageError) {
+  for (const char* cmd : {"run", "compare", "validate", "seeds", "sweep"}) {
+    const auto h = run_vmlab({cmd, "--help"});
+    EXPECT_NE(h.out.find("--bytes"), std::string::npos) << cmd;
+    EXPECT_NE(h.out.find("--kb"), std::string::npos) << cmd;
+    const auto r = run_vmlab({cmd, "validate/anon-64m", "--bytes", "--kb"});
+    EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.out << r.err;
+    EXPECT_EQ(r.out, "") << cmd;
+    EXPECT_NE(r.err.find("--bytes excludes --kb"), std::string::npos) << cmd << ": " << r.err;
+  }
 }
 
 TEST(Conventions, ShowPrintsABuiltinScenario) {

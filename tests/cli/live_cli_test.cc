@@ -22,7 +22,9 @@ namespace vmlab {
 namespace {
 
 using cli_testing::cli_result;
+using cli_testing::lines_of;
 using cli_testing::run_vmlab;
+using cli_testing::stderr_on_a_tty;
 namespace fs = std::filesystem;
 
 // Host pids of every process whose name says it is a vmlab worker (or zygote).
@@ -131,6 +133,75 @@ TEST(CliLiveLock, TwoConcurrentValidatesBothFinishAndAgree) {
   EXPECT_EQ(b.exit_code, 0) << b.err << b.out.substr(0, 3000);
   for (const cli_result* r : {&a, &b}) EXPECT_EQ(r->out.find("\"verdict\": \"FAIL\""), std::string::npos);
 #endif
+}
+
+// `vmlab validate` on a terminal shows which scenario of how many it is on and the time
+// elapsed, redrawn in place while the live run goes on and erased before the table; with
+// --quiet, or into a pipe, none of that (the per-scenario timing lines stay).
+TEST(CliLiveProgress, ValidateShowsProgressOnATerminalOnly) {
+  SKIP_UNLESS_LIVE_HOST();
+  const std::vector<std::string> args = {"validate", "validate/anon-64m"};
+  const std::string tty = stderr_on_a_tty(args);
+  EXPECT_NE(tty.find("\r\033[Kvmlab: validate 1/1 validate/anon-64m: live run, "), std::string::npos) << tty;
+  EXPECT_NE(tty.find(" s elapsed"), std::string::npos) << tty;
+  // Erased before the timing line and at the end: the last thing written is an erase.
+  EXPECT_NE(tty.find("\r\033[Kvalidate/anon-64m: sim "), std::string::npos) << tty;
+  ASSERT_GE(tty.size(), 4u);
+  EXPECT_EQ(tty.substr(tty.size() - 4), "\r\033[K") << tty;
+
+  auto quiet = args;
+  quiet.emplace_back("--quiet");
+  const std::string q = stderr_on_a_tty(quiet);
+  EXPECT_EQ(q.find("vmlab: validate 1/1"), std::string::npos) << q;
+  EXPECT_EQ(q.find('\033'), std::string::npos) << q;
+  EXPECT_NE(q.find("validate/anon-64m: sim "), std::string::npos) << q;
+
+  const cli_result piped = run_vmlab(args);
+  ASSERT_TRUE(piped.exit_code == 0 || piped.exit_code == 1) << piped.err;
+  EXPECT_EQ(piped.err.find("vmlab: validate 1/1"), std::string::npos) << piped.err;
+  EXPECT_EQ(piped.err.find('\r'), std::string::npos) << piped.err;
+  EXPECT_EQ(piped.err.find('\033'), std::string::npos) << piped.err;
+  EXPECT_NE(piped.err.find("validate/anon-64m: sim "), std::string::npos) << piped.err;
+}
+
+// A live run's notes: one line each by default; --verbose follows each that has one with
+// its long form (indented lines under it).
+TEST(CliLiveNotes, OneLineEachAndTheLongFormWithVerbose) {
+  SKIP_UNLESS_LIVE_HOST();
+  auto notes_of = [](const std::string& out, size_t& long_lines) {
+    std::vector<std::string> notes;
+    long_lines = 0;
+    bool in_notes = false;
+    for (const auto& l : lines_of(out)) {
+      if (l.rfind("note: ", 0) == 0) {
+        in_notes = true;
+        notes.push_back(l);
+      } else if (in_notes) {
+        EXPECT_EQ(l.rfind("      ", 0), 0u) << "after the notes, only their long forms: " << l;
+        ++long_lines;
+      }
+    }
+    return notes;
+  };
+  const cli_result r = run_vmlab({"run", "validate/anon-64m", "--engine", "live"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t long_default = 0, long_verbose = 0;
+  const auto brief = notes_of(r.out, long_default);
+  ASSERT_GE(brief.size(), 3u) << r.out;
+  EXPECT_EQ(long_default, 0u) << r.out;
+  // A line, not a paragraph (the long forms run to 300-700 characters).
+  for (const auto& n : brief) EXPECT_LE(n.size(), 200u) << "a note is one short line: " << n;
+
+  const cli_result v = run_vmlab({"run", "validate/anon-64m", "--engine", "live", "--verbose"});
+  ASSERT_EQ(v.exit_code, 0) << v.err;
+  const auto full = notes_of(v.out, long_verbose);
+  EXPECT_GE(long_verbose, 3u) << v.out;  // PageTables_workload, VmPTE_workload, min_flt, peaks, THP have one
+  EXPECT_GT(v.out.size(), r.out.size() + 500) << v.out;
+  // The method notes (not findings, which depend on what the host did) are the same lines.
+  for (const char* id : {"note: PageTables_workload: ", "note: VmPTE_workload: ", "note: peaks: "}) {
+    EXPECT_NE(r.out.find(id), std::string::npos) << id;
+    EXPECT_NE(v.out.find(id), std::string::npos) << id;
+  }
 }
 
 TEST(CliCleanup, SaysWhenThereIsNothingToDo) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cerrno>
 #include <chrono>
 #include <sstream>
@@ -124,6 +125,40 @@ inline std::vector<std::string> fields_of(const std::string& line) {
   std::vector<std::string> out;
   std::istringstream in(line);
   for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// What `vmlab ARGS...` writes to its stderr when stderr is a terminal (a pseudo-terminal;
+// stdin and stdout are /dev/null), for the progress lines that only a terminal gets.
+inline std::string stderr_on_a_tty(const std::vector<std::string>& args) {
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) return "no pty";
+  const std::string slave = ::ptsname(master);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int s = ::open(slave.c_str(), O_RDWR | O_NOCTTY);
+    const int null = ::open("/dev/null", O_RDWR);
+    ::dup2(null, 0);
+    ::dup2(null, 1);
+    ::dup2(s, 2);
+    std::vector<std::string> storage{VMLAB_BINARY};
+    storage.insert(storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : storage) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(master, buf, sizeof buf);
+    if (n <= 0) break;  // EIO once the child closed the terminal
+    out.append(buf, size_t(n));
+  }
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  ::close(master);
   return out;
 }
 

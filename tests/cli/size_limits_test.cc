@@ -165,37 +165,7 @@ TEST(SizeLimits, HostOutOfMemoryIsAMessage) {
 
 // The progress line: on a terminal (a pseudo-terminal here) after half a second, with the
 // op counts and an ETA; nothing with --quiet; nothing into a pipe.
-std::string stderr_on_a_tty(const std::vector<std::string>& args) {
-  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
-  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) return "no pty";
-  const std::string slave = ::ptsname(master);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int s = ::open(slave.c_str(), O_RDWR | O_NOCTTY);
-    const int null = ::open("/dev/null", O_RDWR);
-    ::dup2(null, 0);
-    ::dup2(null, 1);
-    ::dup2(s, 2);
-    std::vector<std::string> storage{VMLAB_BINARY};
-    storage.insert(storage.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : storage) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(master, buf, sizeof buf);
-    if (n <= 0) break;  // EIO once the child closed the terminal
-    out.append(buf, size_t(n));
-  }
-  int st = 0;
-  ::waitpid(pid, &st, 0);
-  ::close(master);
-  return out;
-}
+using cli_testing::stderr_on_a_tty;
 
 // About two seconds of model work, most of it in one op whose batches report progress: a
 // uniform touch of a 64 TiB mapping until the 4 GiB machine is out of memory.

@@ -147,7 +147,7 @@ TEST(Report, JsonMappedOnlyWhenTheKernelPrintsIt) {
 }
 
 TEST(Report, TableShowsMeminfoPerSampleAndTheMaxima) {
-  const std::string t = format_table(sim_2_5());
+  const std::string t = format_table(sim_2_5(), false, size_unit::exact_kb);
   EXPECT_NE(t.find("/proc/meminfo (ReverseMaps: a count of pte -> page mappings):\n"), std::string::npos) << t;
   // Header: the lines of a 2.5 highmem kernel, in /proc/meminfo order.
   const std::string header =
@@ -159,6 +159,11 @@ TEST(Report, TableShowsMeminfoPerSampleAndTheMaxima) {
   EXPECT_NE(t.find("        32 kB         12345      40960 kB\n"), std::string::npos) << t;
   EXPECT_NE(t.find("max (Free: min)"), std::string::npos) << t;
   EXPECT_NE(t.find("         22222      40960 kB\n"), std::string::npos) << t;
+  // By default in human units: 4000 MiB is 3.9 GiB, 1000 MiB 1000.0 MiB, 40 MiB of mem_map.
+  const std::string h = format_table(sim_2_5());
+  EXPECT_NE(h.find("scan                   3.9 GiB    1000.0 MiB"), std::string::npos) << h;
+  EXPECT_NE(h.find("         22222      40.0 MiB\n"), std::string::npos) << h;
+  EXPECT_EQ(h.find(" kB"), std::string::npos) << h;
   // Slab caches at the end and at their maxima: 2 slabs = 8 kB, 3 slabs = 12 kB.
   EXPECT_NE(t.find("slab caches at 'end' (the workload's objects):\n"), std::string::npos) << t;
   EXPECT_NE(t.find("pte_chain                     200          226       32        113            1            2          2"
@@ -269,7 +274,7 @@ TEST(Report, ValidateCasesCarryTheirUnitToleranceAndVerdict) {
   EXPECT_EQ(j.at("cases")[2].at("verdict"), "not measurable");
   EXPECT_EQ(j.at("failed"), 1);
   EXPECT_EQ(j.at("not_measurable"), 1);
-  const std::string t = format_validate_table({bytes_case, count_case, busy_case});
+  const std::string t = format_validate_table({bytes_case, count_case, busy_case}, size_unit::exact_kb);
   // Both figures, their difference and the tolerance, in the figure's unit, then a verdict
   // nobody can misread: 16 objects against 0 is within ±84, 8 kB against 12 kB is not
   // within ±2 kB, and a figure the host did not let us measure is neither.
@@ -281,6 +286,20 @@ TEST(Report, ValidateCasesCarryTheirUnitToleranceAndVerdict) {
             std::string::npos) << t;
   EXPECT_NE(t.find("3 figures compared: 1 ok, 1 FAIL, 1 not measurable on this host"), std::string::npos) << t;
   EXPECT_NE(t.find("not measurable: validate/x PageTables_growth@load: PageTables changed while"), std::string::npos) << t;
+}
+
+TEST(Report, SizesInEachUnit) {
+  EXPECT_EQ(format_size(0, size_unit::human), "0 B");
+  EXPECT_EQ(format_size(1023, size_unit::human), "1023 B");
+  EXPECT_EQ(format_size(1024, size_unit::human), "1.0 KiB");
+  EXPECT_EQ(format_size(16422000.0 * 1024, size_unit::human), "15.7 GiB");
+  EXPECT_EQ(format_size(1536.0 * MiB, size_unit::human), "1.5 GiB");
+  EXPECT_EQ(format_size(147456, size_unit::exact_bytes), "147456 B");
+  EXPECT_EQ(format_size(147456 + 1023, size_unit::exact_kb), "144 kB");  // truncated, as the kernel does
+  EXPECT_EQ(format_size_signed(-32.0 * MiB, size_unit::human), "-32.0 MiB");
+  EXPECT_EQ(format_size_signed(4096, size_unit::human), "+4.0 KiB");
+  EXPECT_EQ(format_size_signed(0, size_unit::exact_bytes), "+0 B");
+  EXPECT_EQ(format_size_signed(-4096, size_unit::exact_kb), "-4 kB");
 }
 
 // ---- seed figures -----------------------------------------------------------------------
