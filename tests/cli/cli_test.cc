@@ -377,7 +377,7 @@ TEST_F(CliScenarioErrors, UnknownKernelProfile) {
   const std::string f = tmp_.write("profile.toml", text);
   expect_located_error(run_vmlab({"run", f}), f, text, 2, 11,
                        "unknown kernel profile 'linux-9.99' (known: linux-2.5.26, linux-2.5.43-mm2, linux-2.6.15, linux-2.6.15-x86_64, "
-                       "linux-6.18)");
+                       "linux-2.6.15-ppc64, linux-6.18, linux-6.18-ppc64)");
 }
 
 TEST_F(CliScenarioErrors, BadOverrideValue) {

@@ -10,7 +10,7 @@ namespace vmlab {
 namespace {
 
 TEST(Arch, LevelsSpanTheAddressSpaceExactly) {
-  for (const char* name : {"x86-64-4level", "x86-64-5level", "i386-2level", "i386-pae"}) {
+  for (const char* name : {"x86-64-4level", "x86-64-5level", "i386-2level", "i386-pae", "ppc64-4k", "ppc64-hash-64k"}) {
     SCOPED_TRACE(name);
     const paging_format* f = find_paging_format(name);
     ASSERT_NE(f, nullptr);
@@ -83,7 +83,7 @@ TEST(Profile, UnknownNamesAndBadOverridesSayWhatIsKnown) {
   auto r = find_profile("linux-9.9");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message(),
-            "unknown kernel profile 'linux-9.9' (known: linux-2.5.26, linux-2.5.43-mm2, linux-2.6.15, linux-2.6.15-x86_64, linux-6.18)");
+            "unknown kernel profile 'linux-9.9' (known: linux-2.5.26, linux-2.5.43-mm2, linux-2.6.15, linux-2.6.15-x86_64, linux-2.6.15-ppc64, linux-6.18, linux-6.18-ppc64)");
   kernel_profile p = find_profile("linux-6.18").value();
   EXPECT_EQ(apply_override(p, "pti", "yes").message(), "kernel override 'pti' must be true or false, not 'yes'");
   EXPECT_EQ(apply_override(p, "page_tables_levels", "pte,pmx").message(),
@@ -91,7 +91,7 @@ TEST(Profile, UnknownNamesAndBadOverridesSayWhatIsKnown) {
   EXPECT_EQ(apply_override(p, "fault_around_bytes", "1000").message(),
             "kernel override 'fault_around_bytes' must be 0 or a power of two >= 4096, not '1000'");
   EXPECT_EQ(apply_override(p, "paging", "sparc").message(),
-            "unknown paging format 'sparc' (known: x86-64-4level, x86-64-5level, i386-2level, i386-pae)");
+            "unknown paging format 'sparc' (known: x86-64-4level, x86-64-5level, i386-2level, i386-pae, ppc64-4k, ppc64-hash-64k)");
   EXPECT_FALSE(apply_override(p, "colour", "blue").ok());
   ASSERT_TRUE(apply_override(p, "page_tables_levels", "pte,pmd").ok());
   EXPECT_EQ(p.page_tables_levels, mask_of(level::pte) | mask_of(level::pmd));

@@ -368,7 +368,7 @@ TEST(ScenarioErrors, UnknownNames) {
   EXPECT_EQ(where(std::string(kGroupWithMap) + "  size = 4096\n[[phase]]\naction = \"touch\"\nmap = \"mm\"\n"),
             "9:7: unknown mapping 'mm': process 1 (group 'g') has no such mapping");
   EXPECT_EQ(where("[kernel]\nprofile = \"linux-9\"\n"),
-            "2:11: unknown kernel profile 'linux-9' (known: linux-2.5.26, linux-2.5.43-mm2, linux-2.6.15, linux-2.6.15-x86_64, linux-6.18)");
+            "2:11: unknown kernel profile 'linux-9' (known: linux-2.5.26, linux-2.5.43-mm2, linux-2.6.15, linux-2.6.15-x86_64, linux-2.6.15-ppc64, linux-6.18, linux-6.18-ppc64)");
   EXPECT_EQ(where("[kernel.overrides]\nfault_around_bytes = 3\n"),
             "2:22: kernel override 'fault_around_bytes' must be 0 or a power of two >= 4096, not '3'");
   EXPECT_EQ(where("[[object]]\nname = \"anon\"\nsize = 1\n"),

@@ -316,7 +316,7 @@ TEST(TraceErrors, WholeMessagesAndPositions) {
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len=8KiB\nmprotect 1 a\n"), "3:13: mprotect needs prot=");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len=8KiB prot=rwx\n"), "2:24: prot must be r, rw or none, not 'rwx'");
   EXPECT_EQ(fail("machine profile=linux-9\n"),
-            "1:17: unknown kernel profile 'linux-9' (known: linux-2.5.26, linux-2.5.43-mm2, linux-2.6.15, linux-2.6.15-x86_64, linux-6.18)");
+            "1:17: unknown kernel profile 'linux-9' (known: linux-2.5.26, linux-2.5.43-mm2, linux-2.6.15, linux-2.6.15-x86_64, linux-2.6.15-ppc64, linux-6.18, linux-6.18-ppc64)");
   EXPECT_EQ(fail("override pti=maybe\n"), "1:10: kernel override 'pti' must be true or false, not 'maybe'");
   EXPECT_EQ(fail("spawn 1\nmachine cpus=2\n"), "2:1: 'machine' lines must come before the first op");
   EXPECT_EQ(fail("machine cpus=0\n"), "1:14: cpus must be a positive integer, not '0'");
