@@ -11,6 +11,9 @@
 //  2. levels[n-1].shift == page_shift.
 //  3. entries(i) * entry_bytes(i) == table_bytes(i), except the PAE PGD (32 bytes) and the
 //     PTI PGD (order-1, 8 KiB), which are described by pgd_bytes.
+//  4. A level whose tables are smaller than a base page (powerpc) says how they are
+//     allocated (table_alloc); its alloc_bytes divide the page size, and tables_per_page()
+//     of them share one backing page. table_bytes() stays what VmPTE counts.
 #pragma once
 
 #include <array>
@@ -22,6 +25,21 @@
 
 namespace vmlab {
 
+// How the tables of a level get their memory. Kernel: arch/powerpc/mm/pgtable-frag.c
+// (pte_fragment_alloc, pte_frag_destroy), arch/powerpc/mm/book3s64/pgtable.c
+// (pmd_fragment_alloc), arch/powerpc/include/asm/book3s/64/pgalloc.h (PGT_CACHE).
+enum class table_alloc : uint8_t {
+  // Whole pages (table_bytes / page size of them): x86, i386, ppc64 4K PTE pages.
+  page,
+  // Fragments of a page handed out by a per-mm cache (mm->context.pte_frag / pmd_frag):
+  // a page serves one mm only and is freed when its last fragment is (pt_frag_refcount);
+  // the page constructor runs once per page, so PageTables counts whole backing pages.
+  mm_fragment,
+  // Objects of a kmem_cache shared by every mm (PGT_CACHE(...), 2.6.15's pgtable_cache):
+  // no page constructor, so never in PageTables.
+  slab,
+};
+
 struct pt_level {
   level lvl = level::pte;
   uint8_t shift = 12;       // address bits below this level's index
@@ -31,9 +49,15 @@ struct pt_level {
   // x86-64 and PAE (2 MiB), the PUD on x86-64 (1 GiB, X86_FEATURE_GBPAGES), the PGD on
   // i386 without PAE (4 MiB).
   bool leaf = false;
+  table_alloc alloc = table_alloc::page;
+  // Bytes one table occupies as allocated when that differs from table_bytes(): the
+  // hash-64K PTE fragment is 4 KiB (2 KiB of PTEs + 2 KiB of hash-slot "hidx"), and
+  // PMD/PUD tables are doubled when hugetlb or THP is configured. 0: table_bytes().
+  uint32_t alloc_bytes = 0;
   [[nodiscard]] uint64_t span() const { return uint64_t{1} << shift; }      // one entry maps
   [[nodiscard]] uint64_t table_span() const { return span() * entries; }   // one table maps
   [[nodiscard]] uint64_t table_bytes() const { return uint64_t{entries} * entry_bytes; }
+  [[nodiscard]] uint64_t alloc_size() const { return alloc_bytes ? alloc_bytes : table_bytes(); }
 };
 
 struct paging_format {
@@ -61,6 +85,11 @@ struct paging_format {
   [[nodiscard]] bytes pmd_huge_size() const {
     return nr_levels >= 2 && levels[nr_levels - 2].leaf ? levels[nr_levels - 2].span() : 0;
   }
+  // Tables of level i that share one backing page: page size / alloc_size() for fragment
+  // and slab levels (H_PTE_FRAG_NR = 16 on hash-64K), 1 for whole-page tables.
+  [[nodiscard]] uint64_t tables_per_page(int i) const {
+    return levels[i].alloc == table_alloc::page ? 1 : page_size() / levels[i].alloc_size();
+  }
   // Index of `addr` in the table at level i.
   [[nodiscard]] uint32_t index(int i, vaddr addr) const {
     return static_cast<uint32_t>((addr >> levels[i].shift) & (levels[i].entries - 1u));
@@ -69,7 +98,8 @@ struct paging_format {
 
 // The formats vmlab knows, by name; nullptr for an unknown name.
 const paging_format* find_paging_format(const std::string& name);
-// "x86-64-4level, x86-64-5level, i386-2level, i386-pae" for error messages.
+// "x86-64-4level, x86-64-5level, i386-2level, i386-pae, ppc64-4k, ppc64-hash-64k" for
+// error messages.
 std::string paging_format_names();
 
 }  // namespace vmlab

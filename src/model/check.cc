@@ -367,9 +367,10 @@ std::string sim_kernel::check_invariants() const {
   const paging_format& f = k.prof.paging;
   recount rc;
   rc.obj_refs.resize(k.objects.size());
+  std::map<uint32_t, level_counts> mm_tables;  // per mm: fragment levels pack per mm
   for (const auto& [pid, mmp] : k.mms) {
     const mm_struct& mm = *mmp;
-    level_counts tables{};
+    level_counts& tables = mm_tables[pid];
     mm_rss rss;
     walk(k, mm, 0, mm.pgd, 0, rc, tables, rss);
     if (tables != mm.nr_tables) rc.err << "pid " << pid << ": per-level table counts differ; ";
@@ -393,9 +394,17 @@ std::string sim_kernel::check_invariants() const {
     const uint64_t n = rc.nodes[static_cast<int>(l)].size() + rc.uniform_refs[static_cast<int>(l)];
     if (n != k.pm.tables[static_cast<int>(l)]) rc.err << level_name(l) << " tables " << k.pm.tables[static_cast<int>(l)] << " != recount " << n << "; ";
     const bytes each = i == 0 ? k.prof.pgd_bytes() : f.at(i).table_bytes();
-    const uint64_t pg = (i == 0 && f.pgd_from_slab) ? 0 : each / k.geo.size();
-    pages += n * pg;
-    if (k.prof.counts_in_page_tables(l)) nr_pagetable += n * pg * k.geo.size();
+    // Backing pages, from first principles rather than pgalloc.cc's backing_pages(): whole
+    // pages per table, slab objects packed kernel-wide, fragments packed per mm.
+    uint64_t pg = 0;
+    if (i == 0 && f.pgd_from_slab) pg = 0;
+    else if (f.at(i).alloc == table_alloc::page) pg = n * (each / k.geo.size());
+    else if (f.at(i).alloc == table_alloc::slab) pg = div_round_up(n, k.geo.size() / f.at(i).alloc_size());
+    else
+      for (const auto& [pid, mmp] : k.mms)
+        pg += div_round_up(mm_tables[pid][static_cast<int>(l)], k.geo.size() / f.at(i).alloc_size());
+    pages += pg;
+    if (k.prof.counts_in_page_tables(l) && f.at(i).alloc != table_alloc::slab) nr_pagetable += pg * k.geo.size();
   }
   if (pages != k.pm.used(page_use::pgtable))
     rc.err << "page-table pages " << k.pm.used(page_use::pgtable) << " != recount " << pages << "; ";

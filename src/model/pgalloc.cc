@@ -10,7 +10,7 @@
 namespace vmlab {
 namespace {
 
-// Pages one node at level index `idx` occupies in physical memory (0 for a slab PGD).
+// Pages one whole-page node at level index `idx` occupies (0 for a slab PGD).
 uint64_t node_pages(const kernel_profile& p, int idx) {
   if (idx == 0) return p.paging.pgd_from_slab ? 0 : p.pgd_bytes() / p.paging.page_size();
   return p.paging.at(idx).table_bytes() / p.paging.page_size();
@@ -20,18 +20,42 @@ bytes node_bytes(const kernel_profile& p, int idx) {
   return idx == 0 ? p.pgd_bytes() : p.paging.at(idx).table_bytes();
 }
 
+// The one decision point for tables smaller than a page (arch.h table_alloc): the base
+// pages behind `count` tables of level idx. Whole-page tables take node_pages each; a
+// slab PGD takes none here (kmem.cc charges its cache). Fragments and slab objects pack
+// tables_per_page() to a page: per mm for mm_fragment, where `count` is the mm's tables
+// (a fragment page serves one mm), kernel-wide for slab, where it is every mm's.
+// Packing is tight: the kernel keeps a fragment page while any of its fragments lives and
+// never hands a freed fragment out again, so after partial frees it may hold more pages
+// than this (exact while an mm's tables only grow, and at exit; docs/decisions.md,
+// issue 10). mm_fragment tables are never shared between mms (no format has both).
+uint64_t backing_pages(const kernel_profile& p, int idx, uint64_t count) {
+  const pt_level& lv = p.paging.at(idx);
+  if (lv.alloc == table_alloc::page || (idx == 0 && p.paging.pgd_from_slab)) return count * node_pages(p, idx);
+  return div_round_up(count, p.paging.tables_per_page(idx));
+}
+
+// Pages that `n` more tables (n < 0: fewer) at level idx of mm add.
+int64_t pages_delta(const kernel& k, const mm_struct& mm, int idx, int64_t n) {
+  const pt_level& lv = k.prof.paging.at(idx);
+  const int l = static_cast<int>(lv.lvl);
+  const uint64_t before = lv.alloc == table_alloc::mm_fragment ? mm.nr_tables[l] : k.pm.tables[l];
+  return int64_t(backing_pages(k.prof, idx, before + uint64_t(n))) - int64_t(backing_pages(k.prof, idx, before));
+}
+
 // PTE pages come from highmem under CONFIG_HIGHPTE; every other level is GFP_KERNEL.
 gfp_zone node_gfp(const kernel_profile& p, int idx) {
   return idx == p.paging.nr_levels - 1 && p.zones.highpte ? gfp_zone::highuser : gfp_zone::kernel;
 }
 
-void account_node(kernel& k, int idx, int64_t delta) {
+// `delta` tables of level idx, backed by `pages` more (or fewer) pages.
+void account_node(kernel& k, int idx, int64_t delta, int64_t pages) {
   const level l = k.prof.paging.at(idx).lvl;
-  const uint64_t pages = node_pages(k.prof, idx);
   k.pm.tables[static_cast<int>(l)] += static_cast<uint64_t>(delta);
-  // PageTables counts only page-sized tables: a slab PGD is excluded even on 6.14+.
-  if (k.prof.counts_in_page_tables(l) && pages)
-    k.pm.nr_pagetable += static_cast<uint64_t>(delta) * pages * k.geo.size();
+  // PageTables counts page-sized tables and whole fragment pages (the constructor runs per
+  // backing page); slab objects (a PAE or powerpc PGD, powerpc PUDs) are excluded even on 6.14+.
+  if (k.prof.counts_in_page_tables(l) && k.prof.paging.at(idx).alloc != table_alloc::slab)
+    k.pm.nr_pagetable += static_cast<uint64_t>(pages) * k.geo.size();
   if (delta > 0) {
     k.peak.page_tables = std::max(k.peak.page_tables, k.pm.nr_pagetable);
     k.peak.page_tables_workload = k.peak.page_tables;
@@ -43,7 +67,8 @@ void account_node(kernel& k, int idx, int64_t delta) {
 void account_mm(kernel& k, mm_struct& mm, int idx, int64_t delta) {
   const level l = k.prof.paging.at(idx).lvl;
   mm.nr_tables[static_cast<int>(l)] += static_cast<uint64_t>(delta);
-  // VmPTE never includes the PGD (there is no mm_inc_nr_pgds).
+  // VmPTE never includes the PGD (there is no mm_inc_nr_pgds). It adds PTRS_PER_xxx *
+  // sizeof(entry) per table: 2 KiB for a hash-64K PTE fragment, not its 4 KiB.
   if (idx > 0 && k.prof.counts_in_vmpte(l))
     mm.pgtables_bytes += static_cast<uint64_t>(delta) * node_bytes(k.prof, idx);
   if (delta > 0) k.peak.vmpte_max_proc = std::max(k.peak.vmpte_max_proc, mm.pgtables_bytes);
@@ -83,8 +108,12 @@ uint64_t boot_reserved_pages(const kernel_profile& p, uint64_t total_pages) {
 }
 
 void* pt_alloc(kernel& k, mm_struct& mm, int idx, const pt_dir* parent) {
-  if (!k.pm.alloc(page_use::pgtable, node_gfp(k.prof, idx), node_pages(k.prof, idx))) return nullptr;
+  // A node under a shared parent (ptshare.h) is charged to no mm. Shared page tables and
+  // per-mm fragments never meet (a PTSHARE profile has whole-page tables), so its pages
+  // follow the kernel-wide count as pages_delta has it for every other allocation kind.
   const bool shared = parent && parent->shared_pt;
+  const int64_t pages = pages_delta(k, mm, idx, +1);
+  if (!k.pm.alloc(page_use::pgtable, node_gfp(k.prof, idx), uint64_t(pages))) return nullptr;
   void* node;
   if (idx == k.prof.paging.nr_levels - 1) {
     pte_table* t = k.store.new_pte_table();
@@ -95,7 +124,7 @@ void* pt_alloc(kernel& k, mm_struct& mm, int idx, const pt_dir* parent) {
     d->shared_pt = shared;
     node = d;
   }
-  account_node(k, idx, +1);
+  account_node(k, idx, +1, pages);
   if (!shared) account_mm(k, mm, idx, +1);
   return node;
 }
@@ -104,8 +133,9 @@ void pt_put_shared(kernel& k, int idx, void* node) {
   uint32_t& ref = idx == k.prof.paging.nr_levels - 1 ? static_cast<pte_table*>(node)->refcount
                                                      : static_cast<pt_dir*>(node)->refcount;
   if (--ref > 0) return;
-  account_node(k, idx, -1);
-  k.pm.free(page_use::pgtable, node_pages(k.prof, idx));
+  const int64_t pages = -int64_t(node_pages(k.prof, idx));  // whole-page tables (above)
+  account_node(k, idx, -1, pages);
+  k.pm.free(page_use::pgtable, uint64_t(-pages));
   if (idx == k.prof.paging.nr_levels - 1)
     k.store.free_pte_table(static_cast<pte_table*>(node));
   else
@@ -141,7 +171,7 @@ bool pt_install_uniform(kernel& k, mm_struct& mm, pt_dir* parent, uint32_t i, in
   uint64_t got[kLevels] = {};  // pages allocated, by level index
   bool ok = true;
   for_each_uniform_level(k, idx, [&](int j, uint64_t n) {
-    const uint64_t pages = n * node_pages(k.prof, j);
+    const uint64_t pages = uint64_t(pages_delta(k, mm, j, int64_t(n)));
     if (ok && k.pm.alloc(page_use::pgtable, node_gfp(k.prof, j), pages)) got[j] = pages;
     else ok = false;
   });
@@ -151,7 +181,7 @@ bool pt_install_uniform(kernel& k, mm_struct& mm, pt_dir* parent, uint32_t i, in
     return false;
   }
   for_each_uniform_level(k, idx, [&](int j, uint64_t n) {
-    account_node(k, j, int64_t(n));
+    account_node(k, j, int64_t(n), int64_t(got[j]));
     account_mm(k, mm, j, int64_t(n));
   });
   parent->slot[i] = k.store.uniform(idx, full);
@@ -173,21 +203,23 @@ void pt_put(kernel& k, mm_struct& mm, int idx, void* node) {
   if (is_uniform(node)) {
     // A whole subtree of this mm's own pages goes; the shared node stays.
     for_each_uniform_level(k, idx, [&](int j, uint64_t n) {
+      const int64_t pages = pages_delta(k, mm, j, -int64_t(n));
       account_mm(k, mm, j, -int64_t(n));
-      account_node(k, j, -int64_t(n));
-      k.pm.free(page_use::pgtable, n * node_pages(k.prof, j));
+      account_node(k, j, -int64_t(n), pages);
+      k.pm.free(page_use::pgtable, uint64_t(-pages));
     });
     k.cache_mm = nullptr;
     return;
   }
-  account_mm(k, mm, idx, -1);
   uint32_t& ref = idx == k.prof.paging.nr_levels - 1 ? static_cast<pte_table*>(node)->refcount
                                                      : static_cast<pt_dir*>(node)->refcount;
+  const int64_t pages = ref == 1 ? pages_delta(k, mm, idx, -1) : 0;
+  account_mm(k, mm, idx, -1);
   if (--ref > 0) return;  // still mapped by another address space
   if (idx < k.prof.paging.nr_levels - 1) hugetlb_forget_table(k, node);
   if (is_shared_pt(k, idx, node)) ptshare_forget(k, node);
-  account_node(k, idx, -1);
-  k.pm.free(page_use::pgtable, node_pages(k.prof, idx));
+  account_node(k, idx, -1, pages);
+  k.pm.free(page_use::pgtable, uint64_t(-pages));
   if (idx == k.prof.paging.nr_levels - 1)
     k.store.free_pte_table(static_cast<pte_table*>(node));
   else
@@ -206,7 +238,7 @@ pt_dir* pgd_alloc(kernel& k, mm_struct& mm) {
   }
   k.pm.alloc(page_use::pgtable, gfp_zone::kernel, node_pages(k.prof, 0));
   pt_dir* pgd = k.store.new_dir(k.prof.paging.at(0).entries);
-  account_node(k, 0, +1);
+  account_node(k, 0, +1, int64_t(node_pages(k.prof, 0)));
   account_mm(k, mm, 0, +1);
   mm.pgd = pgd;
   for (int i = 0; i < pre; ++i) {

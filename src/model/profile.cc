@@ -185,9 +185,78 @@ kernel_profile linux_6_18() {
   return p;
 }
 
+// The same kernel on ppc64 with 4 KiB base pages, seed 004's ppc64 (IBM's Oracle runs on a
+// 4-way, 64 GB POWER box): the 2.6.15 ppc64 tables (arch.h ppc64-4k: 512-entry PTE pages
+// under 128-entry PMD and PUD tables from the 1 KiB "pud_pmd_cache"), top-down mmap below
+// TASK_SIZE_USER64 minus the minimum stack gap (arch/powerpc/mm/mmap.c), and L1_CACHE_SHIFT
+// 7: 128-byte lines for SLAB_HWCACHE_ALIGN. Counting as on x86-64: PageTables and VmPTE
+// are PTE pages only (2.6.15 __pte_alloc).
+kernel_profile linux_2_6_15_ppc64() {
+  kernel_profile p = linux_2_6_15_x86_64();
+  p.name = "linux-2.6.15-ppc64";
+  p.description = "Linux 2.6.15, ppc64 4 KiB pages (hash MMU), 128-byte cache lines; no hugetlb (16 MiB pages not modelled)";
+  p.paging = *find_paging_format("ppc64-4k");
+  p.mmap_base = p.paging.task_size - 128 * MiB;
+  p.default_memory = 64 * GiB;
+  // ppc64 sizes (estimates from the 2.6.15 layouts, all 64-bit like x86-64):
+  // vm_area_struct 176 B (no arch fields), anon_vma 24 B, struct page 56 B (flags,
+  // _count, _mapcount, private, mapping, index, lru; no WANT_PAGE_VIRTUAL), mm_struct
+  // 768 B (its ppc64 mm_context_t, 16 B, is smaller than x86-64's; the 128-byte
+  // alignment rounds to the same), the kernel image 8 MiB.
+  p.objs.vm_area_struct = {176, {}};
+  p.objs.mm_struct = {768, {.hwcache_align = true}};
+  p.objs.anon_vma = {24, {.ctor = true, .typesafe_by_rcu = true}};
+  p.objs.struct_page = 56;
+  p.objs.kernel_image = 8 * MiB;
+  p.objs.slab = slab_policy_i386_2_5(128);  // L1_CACHE_BYTES 128 (linux-vm-internals.md 1.3)
+  p.objs.slab.word_size = 8;
+  p.objs.slab.nr_cpus = 8;  // estimate: 4 POWER5 cores with 2 SMT threads
+  // ppc64 has no highmem and no ZONE_DMA32 (all of memory is in ZONE_DMA there; vmlab's
+  // DMA + Normal split restricts no allocation either).
+  p.zones = {.highmem = false, .lowmem_limit = 0, .dma32_limit = 0, .highpte = false};
+  // 2.6.15 had 16 MiB hugetlb pages on ppc64, mapped by one PMD entry per 16 MiB (of the
+  // eight its span covers): vmlab's leaves map exactly one entry's span, so they are left
+  // out rather than approximated (docs/decisions.md, issue 10).
+  p.huge = {};
+  p.hugetlb_missing = "its 16 MiB ppc64 hugetlb pages are not modelled on the ppc64-4k format";
+  return p;
+}
+
+// Linux 6.18 on ppc64 (book3s64 hash MMU, 64 KiB pages), as POWER distributions ship it:
+// arch.h ppc64-hash-64k (PTE tables are 4 KiB fragments, 16 to a page; PMD tables 16 KiB
+// fragments; PUD and PGD from PGT_CACHE slabs). No PTI (x86 only) and no PT_RECLAIM
+// (ARCH_SUPPORTS_PT_RECLAIM was x86-64 only when it came in 6.14). PageTables counts the
+// fragment pages of PTE and PMD tables (pagetable_pte_ctor/pagetable_pmd_ctor run once per
+// backing page); the slab PUDs and PGD are not counted (6.14 "Account page tables at all
+// levels": "only P*D that consist of one or more regular pages are handled").
+kernel_profile linux_6_18_ppc64() {
+  kernel_profile p = linux_6_18();
+  p.name = "linux-6.18-ppc64";
+  p.description = "Linux 6.18, ppc64 hash MMU, 64 KiB pages (PTE fragments), 16 MiB huge pages";
+  p.paging = *find_paging_format("ppc64-hash-64k");
+  p.pti = false;
+  p.pt_reclaim = false;
+  // Sizes (estimates): struct page 64 B, vm_area_struct, anon_vma, anon_vma_chain as on
+  // x86-64 6.18 (generic 64-bit layouts) but SLAB_HWCACHE_ALIGN to 128-byte lines (POWER's
+  // cache_line_size()), mm_struct 1568 B as on x86-64 (mm_context_t differs; estimate);
+  // SLUB slabs of 64 KiB pages; the kernel image 32 MiB.
+  p.objs.slab.page_size = 64 * KiB;
+  p.objs.slab.cache_line = 128;
+  p.objs.slab.nr_cpus = 8;
+  p.zones = {.highmem = false, .lowmem_limit = 0, .dma32_limit = 0, .highpte = false};
+  // 16 MiB hugetlb pages and THPs as PMD leaves (H_PMD_SHIFT 24). No hugetlb PMD sharing
+  // (powerpc does not select ARCH_WANT_HUGE_PMD_SHARE, and its PMD tables are per-mm
+  // fragments) and no 16 GiB pages (pseries firmware-reserved, not modelled).
+  p.huge.gigantic = false;
+  p.huge.pmd_share = false;
+  p.default_memory = 64 * GiB;  // seed 004's machine size
+  return p;
+}
+
 const std::vector<std::function<kernel_profile()>>& presets() {
-  static const std::vector<std::function<kernel_profile()>> v = {linux_2_5_26, linux_2_5_43_mm2, linux_2_6_15,
-                                                                 linux_2_6_15_x86_64, linux_2_6_15_ptshare, linux_6_18};
+  static const std::vector<std::function<kernel_profile()>> v = {
+      linux_2_5_26, linux_2_5_43_mm2, linux_2_6_15, linux_2_6_15_x86_64, linux_2_6_15_ptshare,
+      linux_2_6_15_ppc64, linux_6_18, linux_6_18_ppc64};
   return v;
 }
 
@@ -290,6 +359,10 @@ status apply_override(kernel_profile& p, const std::string& key, const std::stri
     p.paging = *f;
     if (p.mmap_base >= p.paging.task_size)
       p.mmap_base = p.layout == mmap_layout::legacy ? p.paging.task_size / 3 : p.paging.task_size - 128 * MiB;
+    p.objs.slab.page_size = static_cast<uint32_t>(p.paging.page_size());  // slabs are made of base pages
+    // Per-mm fragment PMD tables are never shared (powerpc has no hugetlb PMD sharing).
+    if (const int pmd = p.paging.index_of(level::pmd); pmd >= 0 && p.paging.at(pmd).alloc == table_alloc::mm_fragment)
+      p.huge.pmd_share = false;
     return {};
   }
   if (key == "pti") return parse_bool(key, value, p.pti);
@@ -355,6 +428,10 @@ status apply_override(kernel_profile& p, const std::string& key, const std::stri
     if (status s = parse_bool(key, value, p.huge.pmd_share); !s.ok()) return s;
     if (p.huge.pmd_share && !p.huge.hugetlb)
       return status::invalid_argument("kernel override 'hugetlb_pmd_share': " + p.name + " has no hugetlb pages");
+    if (const int pmd = p.paging.index_of(level::pmd);
+        p.huge.pmd_share && pmd >= 0 && p.paging.at(pmd).alloc == table_alloc::mm_fragment)
+      return status::invalid_argument("kernel override 'hugetlb_pmd_share': the " + p.paging.name +
+                                      " format's PMD tables are per-mm fragments, which are never shared");
     return {};
   }
   if (key == "ptshare_pte") return parse_bool(key, value, p.ptshare.pte);

@@ -195,6 +195,9 @@ struct kernel_profile {
   rmap_policy rmap;
   huge_policy huge;
   ptshare_policy ptshare;
+  // Why a kernel that had hugetlb pages has none in vmlab (said with the error a hugetlb
+  // object gets); empty when it simply had none.
+  std::string hugetlb_missing;
   kernel_objects objs;
   zone_policy zones;
   meminfo_policy meminfo;

@@ -11,9 +11,14 @@ std::string sizes_of(const kernel_profile& p) {
   return out;
 }
 
+// "linux-x has no hugetlb pages", and why when the profile says (kernel_profile::hugetlb_missing).
+std::string no_hugetlb(const kernel_profile& p) {
+  return p.name + " has no hugetlb pages" + (p.hugetlb_missing.empty() ? "" : " (" + p.hugetlb_missing + ")");
+}
+
 std::optional<rule_error> size_known(const kernel_profile& p, bytes size, const std::string& field, const std::string& what) {
   const auto sizes = hugetlb_page_sizes(p);
-  if (sizes.empty()) return rule_error{field, what + ": " + p.name + " has no hugetlb pages"};
+  if (sizes.empty()) return rule_error{field, what + ": " + no_hugetlb(p)};
   if (size == 0) return std::nullopt;
   for (bytes b : sizes)
     if (b == size) return std::nullopt;
@@ -55,7 +60,7 @@ std::optional<rule_error> check_mmap(const kernel_profile& p, const std::vector<
   const auto sizes = hugetlb_page_sizes(p);
   bytes hsize = o.hugetlb ? (o.page_size ? o.page_size : sizes.empty() ? 0 : sizes.front())
                           : (obj->page_size ? obj->page_size : sizes.empty() ? 0 : sizes.front());
-  if (!hsize) return rule_error{"obj", p.name + " has no hugetlb pages"};
+  if (!hsize) return rule_error{"obj", no_hugetlb(p)};
   if (o.obj_off % hsize)
     return rule_error{"off", fmt::format("the offset into hugetlb object '{}' must be a multiple of its {} pages, not {}",
                                          obj ? obj->name : "", huge_size_text(hsize), o.obj_off)};

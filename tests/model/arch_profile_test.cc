@@ -92,7 +92,7 @@ TEST(Profile, UnknownNamesAndBadOverridesSayWhatIsKnown) {
   EXPECT_EQ(apply_override(p, "fault_around_bytes", "1000").message(),
             "kernel override 'fault_around_bytes' must be 0 or a power of two >= 4096, not '1000'");
   EXPECT_EQ(apply_override(p, "paging", "sparc").message(),
-            "unknown paging format 'sparc' (known: x86-64-4level, x86-64-5level, i386-2level, i386-pae)");
+            "unknown paging format 'sparc' (known: x86-64-4level, x86-64-5level, i386-2level, i386-pae, ppc64-4k, ppc64-hash-64k)");
   EXPECT_FALSE(apply_override(p, "colour", "blue").ok());
   ASSERT_TRUE(apply_override(p, "page_tables_levels", "pte,pmd").ok());
   EXPECT_EQ(p.page_tables_levels, mask_of(level::pte) | mask_of(level::pmd));

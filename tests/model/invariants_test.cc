@@ -79,12 +79,13 @@ void cow_chain(const std::string& profile, int depth, uint64_t seed) {
   SCOPED_TRACE(profile + " depth " + std::to_string(depth) + " seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   const uint64_t n = 1024;  // pages: 4 MiB, two PTE pages on x86-64, one on i386
-  const bytes len = n * 4096;
   auto k = make(profile);
+  const bytes page = k->profile().paging.page_size();  // 64 KiB on ppc64-hash-64k
+  const bytes len = n * page;
   cow_reference ref(n);
   ASSERT_TRUE(k->spawn(1).ok());
   ASSERT_TRUE(k->mmap(map_op(1, 0, len, -1, false, 4 * MiB)).ok());
-  ASSERT_TRUE(k->touch(1, 0, 0, len, 4096, true).ok());
+  ASSERT_TRUE(k->touch(1, 0, 0, len, page, true).ok());
   ref.first_write(1);
   uint64_t cow = 0;
   ASSERT_EQ(k->cow_faults(), 0u);
@@ -99,9 +100,9 @@ void cow_chain(const std::string& profile, int depth, uint64_t seed) {
     alive.push_back(child);
     const uint64_t stripe = n / 8;
     const uint64_t c0 = (uint64_t(g) * stripe) % n, p0 = (uint64_t(g) * stripe + n / 2) % n;
-    ASSERT_TRUE(k->touch(child, 0, c0 * 4096, stripe * 4096, 4096, true).ok());
+    ASSERT_TRUE(k->touch(child, 0, c0 * page, stripe * page, page, true).ok());
     cow += ref.write(child, c0, c0 + stripe);
-    ASSERT_TRUE(k->touch(parent, 0, p0 * 4096, stripe * 4096, 4096, true).ok());
+    ASSERT_TRUE(k->touch(parent, 0, p0 * page, stripe * page, page, true).ok());
     cow += ref.write(parent, p0, p0 + stripe);
     ASSERT_EQ(k->cow_faults(), cow) << "after fork " << g;
     ASSERT_EQ(k->check_invariants(), "") << "after fork " << g;
@@ -117,7 +118,7 @@ void cow_chain(const std::string& profile, int depth, uint64_t seed) {
     ASSERT_EQ(k->check_invariants(), "") << "after exit of " << alive[i];
     if (i + 1 < alive.size()) {
       const uint32_t w = alive[i + 1 + rng() % (alive.size() - i - 1)];
-      ASSERT_TRUE(k->touch(w, 0, 0, len, 4096, true).ok());
+      ASSERT_TRUE(k->touch(w, 0, 0, len, page, true).ok());
       cow += ref.write(w, 0, n);
       ASSERT_EQ(k->cow_faults(), cow) << "write by " << w;
       ASSERT_EQ(k->check_invariants(), "");
@@ -192,7 +193,11 @@ TEST(Invariants, SixtyFourProcessesShareOneShmObject) {
   constexpr bytes kLen = 256 * MiB;
   for (const std::string& name : profile_names()) {
     SCOPED_TRACE(name);
-    auto k = make(name, {}, 0, {{"seg", object_kind::shm, kLen}});
+    // Every process its own tables: sharing profiles with sharing off (ptshare_test.cc
+    // checks them with it on).
+    std::vector<std::pair<std::string, std::string>> ov;
+    if (find_profile(name).value().ptshare.any()) ov = {{"ptshare_pte", "false"}, {"ptshare_pmd", "false"}};
+    auto k = make(name, ov, 0, {{"seg", object_kind::shm, kLen}});
     const kernel_profile& prof = k->profile();
     const paging_format& f = prof.paging;
     // Aligned to what one table two levels above the PTE level maps (1 GiB on x86-64 and
@@ -203,7 +208,7 @@ TEST(Invariants, SixtyFourProcessesShareOneShmObject) {
       auto a = k->mmap(map_op(pid, 0, kLen, 0, true, align));
       ASSERT_TRUE(a.ok()) << a.error().message();
       ASSERT_EQ(a.value() % align, 0u);
-      ASSERT_TRUE(k->touch(pid, 0, 0, kLen, 4096, pid % 2 == 0).ok());
+      ASSERT_TRUE(k->touch(pid, 0, 0, kLen, f.page_size(), pid % 2 == 0).ok());
     }
     // Per process, level by level from the format: the mapping needs
     // ceil(len / table_span(i)) tables at level i (it is aligned, so no straddling), the
@@ -221,27 +226,30 @@ TEST(Invariants, SixtyFourProcessesShareOneShmObject) {
     if (f.name == "x86-64-4level") { EXPECT_EQ(levels(s), "64,0,64,64,8192"); }
     if (f.name == "i386-2level") { EXPECT_EQ(levels(s), "64,0,0,0,4096"); }  // 4 MiB per PTE page
     if (f.name == "i386-pae") { EXPECT_EQ(levels(s), "64,0,0,192,8192"); }
-    // VmPTE and PageTables from the levels each counts.
+    // VmPTE and PageTables from the levels each counts. PageTables counts whole pages: a
+    // process's fragments (ppc64-hash-64k) fill whole pages of its own; slab tables
+    // (powerpc PUDs, slab PGDs) are never counted.
     bytes vmpte = 0, pt = 0;
     for (int i = 0; i < f.nr_levels; ++i) {
       const level l = f.at(i).lvl;
       const uint64_t n = per[static_cast<int>(l)];
       if (i > 0 && prof.counts_in_vmpte(l)) vmpte += n * f.at(i).table_bytes();
       const bytes each = i == 0 ? (f.pgd_from_slab ? 0 : prof.pgd_bytes()) : f.at(i).table_bytes();
-      if (prof.counts_in_page_tables(l)) pt += n * each;
+      if (!prof.counts_in_page_tables(l) || f.at(i).alloc == table_alloc::slab) continue;
+      pt += f.at(i).alloc == table_alloc::mm_fragment ? div_round_up(n, f.tables_per_page(i)) * f.page_size() : n * each;
     }
     EXPECT_EQ(s.page_tables, pt * kProcs);
     if (name == "linux-6.18") { EXPECT_EQ(s.page_tables, kProcs * ((128u + 1 + 1) * 4096 + 8192)); }
     for (const proc_sample& p : s.procs) {
       EXPECT_EQ(p.vmpte, vmpte) << "pid " << p.pid;
-      EXPECT_EQ(p.rss_shmem, kLen / 4096) << "pid " << p.pid;
+      EXPECT_EQ(p.rss_shmem, kLen / f.page_size()) << "pid " << p.pid;
       EXPECT_EQ(p.rss_anon, 0u);
     }
     EXPECT_EQ(k->check_invariants(), "");
     // Faults: the first process fills the page cache a page at a time; later readers map
     // fault_around_bytes per fault, writers (shm: no write-notify) map a page per fault.
-    const uint64_t pages = kLen / 4096;
-    const uint64_t fa = prof.fault_around_bytes > 4096 ? prof.fault_around_bytes / 4096 : 1;
+    const uint64_t pages = kLen / f.page_size();
+    const uint64_t fa = prof.fault_around_bytes > f.page_size() ? prof.fault_around_bytes / f.page_size() : 1;
     uint64_t expect_faults = 0;
     for (uint32_t pid = 1; pid <= kProcs; ++pid)
       expect_faults += pid == 1 || pid % 2 == 0 ? pages : pages / fa;
