@@ -133,7 +133,9 @@ void pt_put_shared(kernel& k, int idx, void* node) {
   uint32_t& ref = idx == k.prof.paging.nr_levels - 1 ? static_cast<pte_table*>(node)->refcount
                                                      : static_cast<pt_dir*>(node)->refcount;
   if (--ref > 0) return;
-  const int64_t pages = -int64_t(node_pages(k.prof, idx));  // whole-page tables (above)
+  // Whole pages or slab objects (a PTSHARE profile has no per-mm fragments): counted
+  // kernel-wide, so any mm gives the same answer.
+  const int64_t pages = pages_delta(k, *k.mms.begin()->second, idx, -1);
   account_node(k, idx, -1, pages);
   k.pm.free(page_use::pgtable, uint64_t(-pages));
   if (idx == k.prof.paging.nr_levels - 1)

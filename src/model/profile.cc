@@ -222,6 +222,19 @@ kernel_profile linux_2_6_15_ppc64() {
   return p;
 }
 
+// Linux 2.6.15 ppc64 with shared page tables, as Brian Twichell's ppc64 runs used them
+// (seed 004: "an earlier patch plus segment sharing", Oracle): on ppc64-4k a PMD table
+// maps 128 x 2 MiB = one 256 MiB SLB segment, so PTSHARE_PMD shares per segment, and
+// PTE pages where a VMA covers a 2 MiB span but no whole segment. (The ppc64 patches were
+// not posted, linux-vm-internals.md 5.2; vmlab applies the x86_64 rules to this format.)
+kernel_profile linux_2_6_15_ppc64_ptshare() {
+  kernel_profile p = linux_2_6_15_ppc64();
+  p.name = "linux-2.6.15-ppc64-ptshare";
+  p.description = "Linux 2.6.15 ppc64 with shared page tables and segment (256 MiB PMD table) sharing: seed 004's ppc64 kernel";
+  p.ptshare = {.pte = true, .pmd = true, .pud = false};
+  return p;
+}
+
 // Linux 6.18 on ppc64 (book3s64 hash MMU, 64 KiB pages), as POWER distributions ship it:
 // arch.h ppc64-hash-64k (PTE tables are 4 KiB fragments, 16 to a page; PMD tables 16 KiB
 // fragments; PUD and PGD from PGT_CACHE slabs). No PTI (x86 only) and no PT_RECLAIM
@@ -256,7 +269,7 @@ kernel_profile linux_6_18_ppc64() {
 const std::vector<std::function<kernel_profile()>>& presets() {
   static const std::vector<std::function<kernel_profile()>> v = {
       linux_2_5_26, linux_2_5_43_mm2, linux_2_6_15, linux_2_6_15_x86_64, linux_2_6_15_ptshare,
-      linux_2_6_15_ppc64, linux_6_18, linux_6_18_ppc64};
+      linux_2_6_15_ppc64, linux_2_6_15_ppc64_ptshare, linux_6_18, linux_6_18_ppc64};
   return v;
 }
 
@@ -434,9 +447,15 @@ status apply_override(kernel_profile& p, const std::string& key, const std::stri
                                       " format's PMD tables are per-mm fragments, which are never shared");
     return {};
   }
-  if (key == "ptshare_pte") return parse_bool(key, value, p.ptshare.pte);
-  if (key == "ptshare_pmd") return parse_bool(key, value, p.ptshare.pmd);
-  if (key == "ptshare_pud") return parse_bool(key, value, p.ptshare.pud);
+  if (key == "ptshare_pte" || key == "ptshare_pmd" || key == "ptshare_pud") {
+    bool& b = key == "ptshare_pte" ? p.ptshare.pte : key == "ptshare_pmd" ? p.ptshare.pmd : p.ptshare.pud;
+    if (status s = parse_bool(key, value, b); !s.ok()) return s;
+    for (int i = 1; b && i < p.paging.nr_levels; ++i)
+      if (p.paging.at(i).alloc == table_alloc::mm_fragment)
+        return status::invalid_argument("kernel override '" + key + "': the " + p.paging.name +
+                                        " format's tables are per-mm fragments, which are never shared");
+    return {};
+  }
   if (key == "thp_enabled") {
     if (!p.huge.thp) return status::invalid_argument("kernel override 'thp_enabled': " + p.name + " has no transparent huge pages (2.6.38+)");
     for (thp_mode m : {thp_mode::always, thp_mode::madvise, thp_mode::never})
