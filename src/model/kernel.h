@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "model/anon_vma.h"
@@ -181,8 +182,12 @@ void exit_mmap(kernel& k, uint32_t pid);
 // is offered every part [lo, hi) of v that a uniform full node above the PTE level maps
 // (pgtable.h) and returns whether it took it; when it does not, the node's tables are
 // visited one by one.
+// `shared_seen`, when given, makes the walk skip a shared page-table subtree
+// (ptshare.h) already in it, and adds those it enters: a scan of what the page tables map
+// kernel-wide (Mapped) visits each shared table once, not once per holder.
 template <class F, class Full>
-void for_each_pte_table(const kernel& k, const mm_struct& mm, const vm_area_struct& v, F&& f, Full&& full) {
+void for_each_pte_table(const kernel& k, const mm_struct& mm, const vm_area_struct& v, F&& f, Full&& full,
+                        std::unordered_set<const void*>* shared_seen = nullptr) {
   const paging_format& pf = k.prof.paging;
   const int last = pf.nr_levels - 1;
   auto walk = [&](auto& self, const pt_dir* d, int idx, vaddr base) -> void {
@@ -193,6 +198,7 @@ void for_each_pte_table(const kernel& k, const mm_struct& mm, const vm_area_stru
     for (uint32_t i = i0; i <= i1 && d->nr_used; ++i) {
       const void* s = d->slot[i];
       if (!s || d->is_leaf(i)) continue;
+      if (shared_seen && is_shared_pt(k, idx + 1, s) && !shared_seen->insert(s).second) continue;
       const vaddr b = base + vaddr{i} * span;
       if (idx + 1 == last) {
         f(b, static_cast<const pte_table*>(s), std::max(b, v.vm_start), std::min(b + span, v.vm_end));
@@ -233,7 +239,8 @@ void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f) {
     for (uint32_t i = i1 + 1; i-- > i0;) {  // pushed backwards: visited in address order
       if (!fr.d->slot[i]) continue;
       const vaddr b = fr.base + vaddr{i} * span;
-      if (fr.d->is_leaf(i) || is_uniform(fr.d->slot[i])) continue;  // a uniform node has no leaves
+      // Neither a uniform node nor a shared page-table subtree (pgtable.h 5, 6) has leaves.
+      if (fr.d->is_leaf(i) || is_uniform(fr.d->slot[i]) || is_shared_pt(k, fr.idx + 1, fr.d->slot[i])) continue;
       if (fr.idx + 1 < pf.nr_levels - 1) stack.push_back({static_cast<pt_dir*>(fr.d->slot[i]), fr.idx + 1, b});
     }
     for (uint32_t i = i0; i <= i1; ++i)

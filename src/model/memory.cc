@@ -564,6 +564,42 @@ vaddr touch_uniform(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr b
   return base;
 }
 
+// touch_range's range operation for a shared PTE page (ptshare.h): a touch of its whole
+// span, in a VMA whose entries keep no per-page state the touch would set, fills an empty
+// shared table in one step, with the faults, the page-cache pages and the rmap counts
+// that faulting each page would give (and, as for any shared table, no RSS counter).
+// Same residency rule as touch_uniform. false: the page-at-a-time path must do it.
+bool touch_shared_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, bool write) {
+  const vaddr span = k.geo.table_span();
+  if (base < vma.vm_start || base + span > vma.vm_end || k.rmap->per_page_state) return false;
+  if (write && (!vma.shared || tracks_writable(k, vma))) return false;
+  const pte_table* look = pte_lookup(k, mm, base);
+  if (look && (!look->shared_pt || look->nr_present)) return false;
+  const uint64_t pages = span >> k.geo.shift;
+  mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
+  const uint64_t pg = vma.pgoff_at(base, k.geo.shift);
+  const residency res = range_residency(obj, pg, pages);
+  if (res == residency::some) return false;
+  if (!k.pm.can_alloc(gfp_zone::highuser, (res == residency::none ? pages : 0) + 1) ||
+      !k.pm.can_alloc(gfp_zone::kernel, k.prof.paging.nr_levels))
+    return false;
+  bool oom = false;
+  pte_table* t = pte_walk(k, mm, base, true, &oom);
+  if (!t || !t->shared_pt || t->nr_present) return false;  // not a shared table: the slow path
+  uint64_t faults = faults_to_fill_table(k, vma, base, write);
+  if (res == residency::none) {
+    if (!k.pm.alloc(page_use::cache, gfp_zone::highuser, pages)) return false;
+    for_each_bit_word(pg, pages, [&](uint64_t w, uint64_t m) { obj.resident.word_ref(w) |= m; });
+    obj.nr_resident += pages;
+    faults = pages;
+  }
+  k.store.set_full(t);
+  k.faults += faults;
+  mm.min_flt += faults;
+  rmap_add_object_range(k, pages);
+  return true;
+}
+
 }  // namespace
 
 status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, vaddr end, bytes stride, bool write) {
@@ -584,6 +620,7 @@ status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, v
         base = next - span;
         continue;
       }
+      if (base + span <= end && touch_shared_table(k, mm, vma, base, write)) continue;
     }
     if (uniform && base >= start) {
       if (const vaddr done = touch_uniform(k, mm, vma, base, end, write); done != base) {

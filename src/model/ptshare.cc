@@ -164,7 +164,7 @@ void ptshare_forget(kernel& k, const void* node) {
   k.pts.key_of.erase(it);
 }
 
-ptshare_rss_part ptshare_rss(const kernel& k, const mm_struct& mm) {
+ptshare_rss_part ptshare_rss(const kernel& k, const mm_struct& mm, std::unordered_map<const void*, uint64_t>* memo) {
   ptshare_rss_part out;
   if (!k.prof.ptshare.any()) return out;
   const paging_format& f = k.prof.paging;
@@ -183,7 +183,9 @@ ptshare_rss_part ptshare_rss(const kernel& k, const mm_struct& mm) {
       if (!s || d->is_leaf(i) || is_uniform(s)) continue;
       if (is_shared_pt(k, idx + 1, s)) {
         const ptshare_key& key = k.pts.key_of.at(s);
-        const uint64_t n = present(present, s, idx + 1);
+        auto [it, fresh] = memo->try_emplace(s, 0);
+        if (fresh) it->second = present(present, s, idx + 1);
+        const uint64_t n = it->second;
         (k.objects[static_cast<size_t>(key.object)].kind == object_kind::file ? out.file : out.shmem) += n;
         continue;
       }

@@ -103,7 +103,8 @@ void ptshare_forget(kernel& k, const void* node);
 struct ptshare_rss_part {
   uint64_t file = 0, shmem = 0;
 };
-ptshare_rss_part ptshare_rss(const kernel& k, const mm_struct& mm);
+// `memo`, kept across the mms of one snapshot, holds each shared subtree's count.
+ptshare_rss_part ptshare_rss(const kernel& k, const mm_struct& mm, std::unordered_map<const void*, uint64_t>* memo);
 
 // Whether the shared PMD-level subtree that maps [base, base + span) for this mm has
 // every entry present (and, for `write` on a write-notify mapping, writable): a touch of

@@ -1,6 +1,7 @@
 #include "model/rmap.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "model/kernel.h"
 
@@ -175,6 +176,7 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
   std::vector<object_maps> seen(k.objects.size());
   for (size_t o = 0; o < seen.size(); ++o) seen[o].bits.expect_bits(k.objects[o].nr_pages);
   const uint32_t entries = k.prof.paging.pte().entries;
+  std::unordered_set<const void*> shared_seen;  // shared page tables map the same pages for every holder
   for (const auto& [pid, mmp] : k.mms) {
     const mm_struct& mm = *mmp;
     for (const auto& vma_entry : mm.vmas) {
@@ -214,7 +216,7 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
           om.bits.word_ref(i) |= m << sh;
           if (sh && (m >> (64 - sh))) om.bits.word_ref(i + 1) |= m >> (64 - sh);
         }
-      }, add_range);
+      }, add_range, &shared_seen);
     }
   }
   uint64_t n = 0;

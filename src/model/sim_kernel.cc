@@ -3,6 +3,7 @@
 #include "vmlab/sim_kernel.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <new>
 
 #include "model/kernel.h"
@@ -488,6 +489,7 @@ sample sim_kernel::snapshot(const std::string& name) const {
   s.pt_pages = k_->pm.tables;
   s.pt_pages_known = true;
   s.nr_procs = k_->mms.size();
+  std::unordered_map<const void*, uint64_t> shared_counts;  // ptshare_rss, per shared subtree
   for (const auto& [pid, mm] : k_->mms) {
     proc_sample p;
     p.pid = pid;
@@ -495,7 +497,7 @@ sample sim_kernel::snapshot(const std::string& name) const {
     p.vmpte_workload = mm->pgtables_bytes;
     p.rss_anon = mm->rss.anon;
     // Entries of shared page tables are in no counter: a walk adds them (ptshare.h).
-    const ptshare_rss_part shared = ptshare_rss(*k_, *mm);
+    const ptshare_rss_part shared = ptshare_rss(*k_, *mm, &shared_counts);
     p.rss_file = mm->rss.file + shared.file;
     p.rss_shmem = mm->rss.shmem + shared.shmem;
     p.min_flt = mm->min_flt;
