@@ -37,6 +37,9 @@ struct object_decl {
   object_kind kind = object_kind::shm;
   bytes size = 0;
   bytes page_size = 0;  // hugetlb: its huge page size (0 = the profile's default hstate)
+  // An msharefs region (Oracle's mshare, linux-6.18-mshare): its processes share the page
+  // tables that map it (src/model/ptshare.h).
+  bool mshare = false;
 };
 
 enum class op_kind : uint8_t { spawn, fork, exit, mmap, munmap, mprotect, madvise, touch, phase };

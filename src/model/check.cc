@@ -87,9 +87,10 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
     // The top of a shared subtree (ptshare.h): this mm's own reference, which its VmPTE
     // counts. What is below is walked once, for the first mm that reaches it, and is
     // charged to no mm: its entries go to shared_rss.
-    ++mm_tables[static_cast<int>(l)];
+    const auto key = k.pts.key_of.find(node);
+    if (key == k.pts.key_of.end()) rc.err << "a shared page-table page that is not registered; ";
+    else if (!key->second.host) ++mm_tables[static_cast<int>(l)];  // an mshare page is the host mm's
     ++rc.shared_refs[node];
-    if (!k.pts.key_of.count(node)) rc.err << "a shared page-table page that is not registered; ";
     if (rc.nodes[static_cast<int>(l)].count(node)) return;
   } else if (!in_shared) {
     ++mm_tables[static_cast<int>(l)];

@@ -98,8 +98,7 @@ status copy_level(kernel& k, mm_struct& dst, const vm_area_struct& v, int idx, p
       if (!dd->slot[i]) {
         dd->slot[i] = s;
         ++dd->nr_used;
-        pt_get(k, dst, idx + 1, s);
-        ++k.pts.attaches;
+        ptshare_hold(k, dst, idx + 1, s);
       }
     } else if (s) {
       void*& d = dd->slot[i];

@@ -97,6 +97,9 @@ void* pt_alloc(kernel& k, mm_struct& mm, int idx, const pt_dir* parent = nullptr
 void pt_put(kernel& k, mm_struct& mm, int idx, void* node);  // drop this mm's reference
 // A node inside a shared subtree goes (its parent's last holder let go): no mm is charged.
 void pt_put_shared(kernel& k, int idx, void* node);
+// A shared node that no process owns (an mshare region's, in its host mm): marked
+// shared_pt and charged to no mm, as a node below a shared parent is.
+void* pt_alloc_unowned(kernel& k, mm_struct& mm, int idx);
 // Whether the node at level index idx is part of a shared subtree (ptshare.h).
 inline bool is_shared_pt(const kernel& k, int idx, const void* node) {
   if (!node || is_uniform(node) || node == no_deposit()) return false;

@@ -49,6 +49,7 @@ class page_field {
 // Pages enter the cache on first fault and stay (no reclaim is modelled; see phys.h).
 struct mem_object {
   object_kind kind = object_kind::shm;
+  bool mshare = false;  // an msharefs region (ptshare.h)
   uint64_t nr_pages = 0;
   sparse_bitmap resident;  // page-cache presence bitmap, one bit per page (sparse: sparse.h)
   uint64_t nr_resident = 0;

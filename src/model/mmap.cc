@@ -212,6 +212,16 @@ result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
                              " MiB boundary");
     if (align < hsize) { align = hsize; phase = 0; }  // hugetlb_get_unmapped_area
   }
+  if (o.object >= 0 && k.objects[static_cast<size_t>(o.object)].mshare && k.prof.ptshare.mshare) {
+    // An msharefs region is mapped on a PUD_SIZE boundary (mshare_info), whole and shared
+    // (the scenario readers check the same rules with the file's position: op_rules.cc).
+    const int pud = k.prof.paging.index_of(level::pud);
+    const bytes unit = pud < 0 ? 0 : k.prof.paging.at(pud).span();
+    const mem_object& obj = k.objects[static_cast<size_t>(o.object)];
+    if (!unit || !o.shared || o.obj_off || len != obj.nr_pages << k.geo.shift || (o.fixed && o.addr % unit))
+      return status::refused("EINVAL: an mshare region is mapped whole, MAP_SHARED, on a PUD_SIZE boundary");
+    if (align < unit) { align = unit; phase = 0; }
+  }
   if (len > k.prof.paging.task_size - kMmapMinAddr)
     return status::refused("ENOMEM: mapping of " + std::to_string(len) + " bytes is larger than the address space");
   vaddr addr;
@@ -252,7 +262,24 @@ result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
   return addr;
 }
 
+namespace {
+
+// An mshare region's mapping is changed whole or not at all: vmlab does not split one
+// (the patches' rules for a partial munmap or mprotect of a region are not modelled).
+status mshare_whole(const kernel& k, mm_struct& mm, vaddr start, vaddr end, const char* what) {
+  for (const auto& [s, v] : mm.vmas) {
+    if (v.vm_end <= start || v.vm_start >= end || !is_mshare_vma(k, v)) continue;
+    if (start > v.vm_start || end < v.vm_end)
+      return status::refused(std::string("EINVAL: ") + what + " of part of an mshare region (vmlab changes a region's "
+                             "mapping whole only)");
+  }
+  return {};
+}
+
+}  // namespace
+
 status do_munmap(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
+  if (status s = mshare_whole(k, mm, start, end, "munmap"); !s.ok()) return s;
   if (status s = split_at(k, mm, start); !s.ok()) return s;
   if (status s = split_at(k, mm, end); !s.ok()) return s;
   std::vector<std::pair<vaddr, vaddr>> removed;
@@ -289,13 +316,19 @@ status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t pro
     if (!v) return status::refused("ENOMEM: mprotect range includes unmapped pages");
     a = v->vm_end;
   }
+  if (status s = mshare_whole(k, mm, start, end, "mprotect"); !s.ok()) return s;
   if (status s = split_at(k, mm, start); !s.ok()) return s;
   if (status s = split_at(k, mm, end); !s.ok()) return s;
   // PTSHARE: mprotect unshares (pt_unshare_range); the range refaults into tables of its
-  // own, shareable again with partners of the new permissions.
-  ptshare_unshare_range(k, mm, start, end);
+  // own, shareable again with partners of the new permissions. mshare: the region's
+  // protection changes for every process that maps it ("mprotect affects all sharers").
+  ptshare_unshare_range(k, mm, start, end, /*keep_mshare=*/true);
   for (auto it = mm.vmas.lower_bound(start); it != mm.vmas.end() && it->second.vm_start < end; ++it) {
     vm_area_struct& v = it->second;
+    if (is_mshare_vma(k, v))
+      for (auto& [pid, other] : k.mms)
+        for (auto& [os, ov] : other->vmas)
+          if (ov.object == v.object && &ov != &v) ov.prot = prot;
     if (v.is_hugetlb())
       hugetlb_change_protection(k, mm, v, v.vm_start, v.vm_end, prot & prot_write);
     else if ((v.prot & prot_write) && !(prot & prot_write))
@@ -312,6 +345,7 @@ status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t pro
 
 status do_madvise(kernel& k, mm_struct& mm, vaddr start, vaddr end, advice adv) {
   bool unmapped = false;
+  if (status s = mshare_whole(k, mm, start, end, "madvise"); !s.ok()) return s;
   if (adv != advice::dontneed) {
     // MADV_HUGEPAGE / MADV_NOHUGEPAGE: the flags of the range, VMAs split and merged as
     // for mprotect (madvise_update_vma). Pages already mapped stay as they are.
@@ -348,6 +382,8 @@ status do_madvise(kernel& k, mm_struct& mm, vaddr start, vaddr end, advice adv) 
       continue;
     }
     if (v->locked) return status::refused("EINVAL: MADV_DONTNEED on a locked (VM_LOCKED) mapping");
+    if (is_mshare_vma(k, *v))
+      return status::refused("EINVAL: MADV_DONTNEED inside an mshare region (its host mm's entries; not modelled)");
     const vaddr lo = std::max(a, v->vm_start), hi = std::min(end, v->vm_end);
     if (v->is_hugetlb() && ((lo | hi) & ((vaddr{1} << v->huge_shift) - 1)))
       return status::refused("EINVAL: MADV_DONTNEED of a hugetlb mapping must cover whole huge pages");

@@ -107,11 +107,12 @@ uint64_t boot_reserved_pages(const kernel_profile& p, uint64_t total_pages) {
   return div_round_up(total_pages * p.objs.struct_page, page) + div_round_up(p.objs.kernel_image, page);
 }
 
-void* pt_alloc(kernel& k, mm_struct& mm, int idx, const pt_dir* parent) {
-  // A node under a shared parent (ptshare.h) is charged to no mm. Shared page tables and
-  // per-mm fragments never meet (a PTSHARE profile has whole-page tables), so its pages
-  // follow the kernel-wide count as pages_delta has it for every other allocation kind.
-  const bool shared = parent && parent->shared_pt;
+namespace {
+
+// A node under a shared parent (ptshare.h) is charged to no mm. Shared page tables and
+// per-mm fragments never meet (a PTSHARE profile has whole-page tables), so its pages
+// follow the kernel-wide count as pages_delta has it for every other allocation kind.
+void* alloc_node(kernel& k, mm_struct& mm, int idx, bool shared) {
   const int64_t pages = pages_delta(k, mm, idx, +1);
   if (!k.pm.alloc(page_use::pgtable, node_gfp(k.prof, idx), uint64_t(pages))) return nullptr;
   void* node;
@@ -129,10 +130,19 @@ void* pt_alloc(kernel& k, mm_struct& mm, int idx, const pt_dir* parent) {
   return node;
 }
 
+}  // namespace
+
+void* pt_alloc(kernel& k, mm_struct& mm, int idx, const pt_dir* parent) {
+  return alloc_node(k, mm, idx, parent && parent->shared_pt);
+}
+
+void* pt_alloc_unowned(kernel& k, mm_struct& mm, int idx) { return alloc_node(k, mm, idx, true); }
+
 void pt_put_shared(kernel& k, int idx, void* node) {
   uint32_t& ref = idx == k.prof.paging.nr_levels - 1 ? static_cast<pte_table*>(node)->refcount
                                                      : static_cast<pt_dir*>(node)->refcount;
   if (--ref > 0) return;
+  ptshare_forget(k, node);
   // Whole pages or slab objects (a PTSHARE profile has no per-mm fragments): counted
   // kernel-wide, so any mm gives the same answer.
   const int64_t pages = pages_delta(k, *k.mms.begin()->second, idx, -1);

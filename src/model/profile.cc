@@ -185,6 +185,18 @@ kernel_profile linux_6_18() {
   return p;
 }
 
+// Linux 6.18 with Anthony Yznaga's mshare v3 ("[PATCH v3 00/22] Add support for shared
+// PTEs across processes", 2025-08-20, against 6.17-rc; still under review in 2026): an
+// msharefs region's page tables belong to a host mm and are shared at the PUD level, so
+// every process that maps the region points its PUD entries at the same PMD pages.
+kernel_profile linux_6_18_mshare() {
+  kernel_profile p = linux_6_18();
+  p.name = "linux-6.18-mshare";
+  p.description = "Linux 6.18, x86-64, with Oracle's mshare v3 (msharefs regions share their page tables)";
+  p.ptshare.mshare = true;
+  return p;
+}
+
 // The same kernel on ppc64 with 4 KiB base pages, seed 004's ppc64 (IBM's Oracle runs on a
 // 4-way, 64 GB POWER box): the 2.6.15 ppc64 tables (arch.h ppc64-4k: 512-entry PTE pages
 // under 128-entry PMD and PUD tables from the 1 KiB "pud_pmd_cache"), top-down mmap below
@@ -269,7 +281,7 @@ kernel_profile linux_6_18_ppc64() {
 const std::vector<std::function<kernel_profile()>>& presets() {
   static const std::vector<std::function<kernel_profile()>> v = {
       linux_2_5_26, linux_2_5_43_mm2, linux_2_6_15, linux_2_6_15_x86_64, linux_2_6_15_ptshare,
-      linux_2_6_15_ppc64, linux_2_6_15_ppc64_ptshare, linux_6_18, linux_6_18_ppc64};
+      linux_2_6_15_ppc64, linux_2_6_15_ppc64_ptshare, linux_6_18, linux_6_18_mshare, linux_6_18_ppc64};
   return v;
 }
 

@@ -110,16 +110,21 @@ struct huge_policy {
   bool zero_wp_allocates = false;
 };
 
-// Dave McCracken's shared page tables (PTSHARE; 2.6.13 - 2.6.17-rc1 postings, never
-// merged; linux-vm-internals.md section 5.2). Processes that map the same file range at
-// the same address with the same permissions share the page-table pages under it: a PTE
-// page when the VMA covers its whole PMD-aligned span, a PMD page when it covers a whole
-// PUD span. The rules and the accounting are in src/model/ptshare.h.
+// Shared page tables, the two designs (neither merged; linux-vm-internals.md section 5;
+// rules and accounting in src/model/ptshare.h):
+//  * Dave McCracken's PTSHARE (2.6.13 - 2.6.17-rc1 postings): processes that map the same
+//    file range at the same address with the same permissions share the page-table pages
+//    under it: a PTE page when the VMA covers its whole PMD-aligned span, a PMD page when
+//    it covers a whole PUD span.
+//  * Oracle's mshare (v3, 2025): the processes that map an msharefs region share the PMD
+//    pages of a host mm that owns them, at whatever address each maps it.
 struct ptshare_policy {
   bool pte = false;  // CONFIG_PTSHARE_PTE (default y)
   bool pmd = false;  // CONFIG_PTSHARE_PMD (default y on x86_64)
   bool pud = false;  // CONFIG_PTSHARE_PUD (default n)
-  [[nodiscard]] bool any() const { return pte || pmd || pud; }
+  bool mshare = false;  // CONFIG_MSHARE: msharefs regions ([[object]] mshare = true)
+  [[nodiscard]] bool ptshare() const { return pte || pmd || pud; }
+  [[nodiscard]] bool any() const { return ptshare() || mshare; }
   // Whether pages of kernel level l (the level of the shared page) are shared.
   [[nodiscard]] bool shares(level l) const {
     return (l == level::pte && pte) || (l == level::pmd && pmd) || (l == level::pud && pud);

@@ -14,14 +14,17 @@ uint8_t compare_flags(const vm_area_struct& vma) { return uint8_t(vma.prot | (vm
 uint64_t node_span(const kernel& k, int idx) { return k.prof.paging.at(idx - 1).span(); }
 
 ptshare_key key_for(const kernel& k, const vm_area_struct& vma, int idx, vaddr addr) {
-  return {vma.object, vma.vm_start, vma.vm_end, vma.pgoff, compare_flags(vma), uint8_t(idx),
-          addr & ~(node_span(k, idx) - 1)};
+  const vaddr base = addr & ~(node_span(k, idx) - 1);
+  // mshare: the region's page at this offset, wherever this process maps the region.
+  if (is_mshare_vma(k, vma)) return {vma.object, 0, 0, vma.pgoff_at(base, k.geo.shift), 0, uint8_t(idx), 0, true};
+  return {vma.object, vma.vm_start, vma.vm_end, vma.pgoff, compare_flags(vma), uint8_t(idx), base, false};
 }
 
-// Whether the profile shares nodes of level index idx and vma covers the whole span of
-// the one that maps addr.
+// Whether the profile shares nodes of level index idx under vma and vma covers the whole
+// span of the one that maps addr. mshare shares PMD pages ("at PUD level").
 bool level_shared(const kernel& k, const vm_area_struct& vma, int idx, vaddr addr) {
-  if (!k.prof.ptshare.shares(k.prof.paging.at(idx).lvl)) return false;
+  const level l = k.prof.paging.at(idx).lvl;
+  if (is_mshare_vma(k, vma) ? l != level::pmd : !k.prof.ptshare.shares(l)) return false;
   const uint64_t span = node_span(k, idx);
   const vaddr base = addr & ~(span - 1);
   return vma.vm_start <= base && base + span <= vma.vm_end && base + span > base;
@@ -62,8 +65,19 @@ void release_below(kernel& k, int idx, void* node, vaddr base, int32_t object, i
 
 }  // namespace
 
+bool is_mshare_vma(const kernel& k, const vm_area_struct& vma) {
+  return k.prof.ptshare.mshare && !vma.is_anon() && k.objects[static_cast<size_t>(vma.object)].mshare;
+}
+
+void ptshare_hold(kernel& k, mm_struct& mm, int idx, void* node) {
+  if (k.pts.key_of.at(node).host) ++refcount_of(k, idx, node);
+  else pt_get(k, mm, idx, node);
+  ++k.pts.attaches;
+}
+
 bool pt_shareable_vma(const kernel& k, const vm_area_struct& vma) {
-  if (!k.prof.ptshare.any() || vma.is_anon() || vma.is_hugetlb()) return false;
+  if (is_mshare_vma(k, vma)) return true;  // the region's rules are checked at load (op_rules.cc)
+  if (!k.prof.ptshare.ptshare() || vma.is_anon() || vma.is_hugetlb()) return false;
   if (!vma.shared && vma.writable()) return false;  // only shared or read-only mappings
   const paging_format& f = k.prof.paging;
   if (vma.vm_end - vma.vm_start < f.at(f.nr_levels - 2).span()) return false;  // < PMD_SIZE
@@ -90,14 +104,13 @@ bool ptshare_prepare(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr 
         // pt_share_pte / pt_share_pmd: the partner's page, with its entries.
         s = it->second;
         ++d->nr_used;
-        pt_get(k, mm, idx, s);
-        ++k.pts.attaches;
+        ptshare_hold(k, mm, idx, s);
         k.cache_mm = nullptr;
         return true;
       }
       // No partner yet: this mm's own page (charged to it, as a top node is to each
-      // holder) becomes one.
-      void* n = pt_alloc(k, mm, idx, d);
+      // holder) becomes one; under mshare, a page of the host mm, charged to no process.
+      void* n = key.host ? pt_alloc_unowned(k, mm, idx) : pt_alloc(k, mm, idx, d);
       if (!n) return false;
       if (idx == f.nr_levels - 1) static_cast<pte_table*>(n)->shared_pt = 1;
       else static_cast<pt_dir*>(n)->shared_pt = 1;
@@ -125,18 +138,22 @@ void ptshare_drop(kernel& k, mm_struct& mm, pt_dir* parent, uint32_t i, int idx)
   parent->slot[i] = nullptr;
   --parent->nr_used;
   k.cache_mm = nullptr;
-  ++k.pts.unshares;
-  ++k.pts.tlb_flush_all;  // pmd_clear_flush: every CPU, as nobody knows where the entries were cached
+  const ptshare_key key = k.pts.key_of.at(n);  // REQUIRES: a top node is registered
+  if (!key.host) {
+    ++k.pts.unshares;
+    ++k.pts.tlb_flush_all;  // pmd_clear_flush: every CPU, as nobody knows where the entries were cached
+  }
   if (refcount_of(k, idx, n) == 1) {
-    const auto it = k.pts.key_of.find(n);
-    const ptshare_key& key = it->second;  // REQUIRES: a top node is registered
+    // The last holder: the page goes with its entries (mshare: the region is torn down
+    // with its last unmap; vmlab has no unlink, as if the file was unlinked once mapped).
     const int64_t pg = int64_t(key.pgoff) + int64_t((key.base - key.vm_start) >> k.geo.shift);
     release_below(k, idx, n, key.base, key.object, pg);
   }
-  pt_put(k, mm, idx, n);
+  if (key.host) pt_put_shared(k, idx, n);
+  else pt_put(k, mm, idx, n);
 }
 
-void ptshare_unshare_range(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
+void ptshare_unshare_range(kernel& k, mm_struct& mm, vaddr start, vaddr end, bool keep_mshare) {
   if (!k.prof.ptshare.any() || start >= end) return;
   const paging_format& f = k.prof.paging;
   auto walk = [&](auto& self, pt_dir* d, int idx, vaddr base) -> void {
@@ -148,7 +165,7 @@ void ptshare_unshare_range(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
       void* s = d->slot[i];
       if (!s || d->is_leaf(i) || is_uniform(s)) continue;
       if (is_shared_pt(k, idx + 1, s)) {
-        ptshare_drop(k, mm, d, i, idx + 1);
+        if (!(keep_mshare && k.pts.key_of.at(s).host)) ptshare_drop(k, mm, d, i, idx + 1);
         continue;
       }
       if (idx + 1 < f.nr_levels - 1) self(self, static_cast<pt_dir*>(s), idx + 1, base + vaddr{i} * span);

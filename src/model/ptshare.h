@@ -68,9 +68,10 @@ struct ptshare_key {
   uint8_t flags = 0;  // VMFLAG_COMPARE: prot bits and VM_SHARED
   uint8_t idx = 0;    // level index of the shared page
   vaddr base = 0;     // first address the page maps
+  bool host = false;  // mshare: the page belongs to the region's host mm, not to a process
   bool operator<(const ptshare_key& o) const {
-    return std::tie(object, vm_start, vm_end, pgoff, flags, idx, base) <
-           std::tie(o.object, o.vm_start, o.vm_end, o.pgoff, o.flags, o.idx, o.base);
+    return std::tie(host, object, vm_start, vm_end, pgoff, flags, idx, base) <
+           std::tie(o.host, o.object, o.vm_start, o.vm_end, o.pgoff, o.flags, o.idx, o.base);
   }
 };
 
@@ -84,6 +85,12 @@ struct ptshare_state {
 
 // pt_shareable_vma(): whether the profile shares page tables under `vma` at all.
 bool pt_shareable_vma(const kernel& k, const vm_area_struct& vma);
+// Whether vma maps an msharefs region (mshare).
+bool is_mshare_vma(const kernel& k, const vm_area_struct& vma);
+
+// mm takes one more reference to the shared page `node` at level index idx (fork): its
+// own under PTSHARE (VmPTE counts it), the host mm's under mshare (nothing is charged).
+void ptshare_hold(kernel& k, mm_struct& mm, int idx, void* node);
 
 // The share point of a fault at addr in vma: where a shared level's slot is empty, take
 // the partner's page (or allocate one others may take), so that the walk that follows
@@ -91,8 +98,9 @@ bool pt_shareable_vma(const kernel& k, const vm_area_struct& vma);
 bool ptshare_prepare(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr addr);
 
 // This mm lets go of every shared page it points at under [start, end) (pt_unshare_range):
-// the slots are cleared; a page nobody else holds is freed with its entries.
-void ptshare_unshare_range(kernel& k, mm_struct& mm, vaddr start, vaddr end);
+// the slots are cleared; a page nobody else holds is freed with its entries. With
+// `keep_mshare`, an mshare region's pages stay (mprotect changes the region for all).
+void ptshare_unshare_range(kernel& k, mm_struct& mm, vaddr start, vaddr end, bool keep_mshare = false);
 
 // A shared page at level index idx is freed (its last reference went): it leaves the
 // partner map.

@@ -69,6 +69,7 @@ result<std::unique_ptr<sim_kernel>> sim_kernel::create(const machine_decl& m, co
   for (const auto& o : objects) {
     mem_object obj;
     obj.kind = o.kind;
+    obj.mshare = o.mshare;
     bytes size = o.size;
     if (o.kind == object_kind::hugetlb) {
       const hstate* h = find_hstate(*k, o.page_size);

@@ -31,7 +31,29 @@ std::string huge_size_text(bytes b) {
   return b >= GiB ? fmt::format("{} GiB", b / GiB) : b >= MiB ? fmt::format("{} MiB", b / MiB) : fmt::format("{} KiB", b / KiB);
 }
 
+// What one PMD page maps: an mshare region's alignment and size unit (mshare_info; v1+
+// "Share page tables at PUD level"), or 0 when the format has no PUD level.
+bytes mshare_unit(const kernel_profile& p) {
+  const int pud = p.paging.index_of(level::pud);
+  return pud < 0 ? 0 : p.paging.at(pud).span();
+}
+
 std::optional<rule_error> check_object(const kernel_profile& p, const object_decl& d) {
+  if (d.mshare) {
+    if (!p.ptshare.mshare)
+      return rule_error{"mshare", fmt::format("object '{}': {} has no mshare (msharefs regions are in linux-6.18-mshare)",
+                                              d.name, p.name)};
+    if (d.kind != object_kind::shm)
+      return rule_error{"mshare", fmt::format("object '{}': vmlab models mshare regions of shared anonymous memory "
+                                              "(kind = \"shm\"); files and hugetlb inside a region are not modelled",
+                                              d.name)};
+    const bytes unit = mshare_unit(p);
+    if (!unit) return rule_error{"mshare", fmt::format("object '{}': {} paging has no PUD level to share at", d.name, p.paging.name)};
+    if (d.size % unit)
+      return rule_error{"size", fmt::format("object '{}': an mshare region's size must be a multiple of {} (mshare_info, "
+                                            "PUD_SIZE), not {} bytes",
+                                            d.name, huge_size_text(unit), d.size)};
+  }
   if (d.kind != object_kind::hugetlb) {
     if (d.page_size) return rule_error{"page_size", "page_size applies to hugetlb objects only"};
     return std::nullopt;
@@ -54,6 +76,26 @@ std::optional<rule_error> check_mmap(const kernel_profile& p, const std::vector<
   if (o.hugetlb && obj) return rule_error{"hugetlb", "hugetlb (MAP_HUGETLB) applies to anonymous mappings; map a hugetlb object instead"};
   if (o.page_size && !o.hugetlb) return rule_error{"page_size", "page_size applies to anonymous hugetlb mappings only"};
   if (o.noreserve && !hugetlb) return rule_error{"noreserve", "noreserve (MAP_NORESERVE) applies to hugetlb mappings only"};
+  if (obj && obj->mshare) {
+    const bytes unit = mshare_unit(p);
+    if (!o.shared)
+      return rule_error{"private", fmt::format("mshare region '{}' is mapped MAP_SHARED only (\"mshare won't support "
+                                               "mapping objects in it with MAP_PRIVATE\", Yznaga, 2026-02-23)", obj->name)};
+    if (o.obj_off || (o.len && o.len != obj->size))
+      return rule_error{o.obj_off ? "off" : "len",
+                        fmt::format("mshare region '{}' is mapped whole ({} bytes at offset 0), as its processes mmap "
+                                    "the msharefs file",
+                                    obj->name, obj->size)};
+    if (o.fixed && o.addr % unit)
+      return rule_error{"addr", fmt::format("mshare region '{}' must be mapped on a {} boundary, not at {:#x}", obj->name,
+                                            huge_size_text(unit), o.addr)};
+    if (!o.fixed && o.align && unit % o.align && o.align % unit)
+      return rule_error{"align", fmt::format("mshare region '{}' is mapped on a {} boundary; align {} contradicts it",
+                                             obj->name, huge_size_text(unit), o.align)};
+    if (!o.fixed && o.phase_off % unit)
+      return rule_error{"phase", fmt::format("mshare region '{}' is mapped on a {} boundary: its phase must be a multiple "
+                                             "of that", obj->name, huge_size_text(unit))};
+  }
   if (!hugetlb) return std::nullopt;
   if (o.hugetlb)
     if (auto e = size_known(p, o.page_size, "page_size", "MAP_HUGETLB"); e) return e;

@@ -376,7 +376,7 @@ status read_objects(const source_text& src, const table_reader& top, scenario_sp
   if (status s = top.get_tables("object", tables); !s.ok()) return s;
   for (const toml::table* t : tables) {
     table_reader o(src, *t, "[[object]]");
-    if (status s = o.check_keys({"name", "kind", "size", "page_size"}); !s.ok()) return s;
+    if (status s = o.check_keys({"name", "kind", "size", "page_size", "mshare"}); !s.ok()) return s;
     object_decl d;
     if (!o.has("name")) return o.missing("name");
     if (status s = o.get_token("name", d.name); !s.ok()) return s;
@@ -392,6 +392,7 @@ status read_objects(const source_text& src, const table_reader& top, scenario_sp
     if (status s = o.get_size("size", d.size); !s.ok()) return s;
     if (d.size == 0) return o.bad_value("size", "object '" + d.name + "' has size 0");
     if (status s = o.get_size("page_size", d.page_size); !s.ok()) return s;
+    if (status s = o.get("mshare", d.mshare); !s.ok()) return s;
     if (auto e = check_object(sc.profile, d)) return o.bad_value(o.has(e->field) ? e->field : "kind", e->message);
     sc.object_ids.emplace(d.name, int32_t(sc.objects.size()));
     sc.objects.push_back(std::move(d));
@@ -523,7 +524,7 @@ status read_map(const source_text& src, const toml::table& t, const scenario_spe
   probe.align = ms.align;
   probe.phase_off = ms.phase;
   if (auto e = check_mmap(sc.profile, sc.objects, probe)) {
-    static const std::map<std::string, std::string> key_of = {{"off", "offset"}, {"len", "size"}, {"obj", "object"}};
+    static const std::map<std::string, std::string> key_of = {{"off", "offset"}, {"len", "size"}, {"obj", "object"}, {"private", "shared"}};
     const std::string key = key_of.count(e->field) ? key_of.at(e->field) : e->field;
     return m.bad_value(m.has(key) ? key : "object", e->message);
   }

@@ -309,7 +309,8 @@ class trace_parser {
     else if (toks_[2].text == "hugetlb") d.kind = object_kind::hugetlb;
     else return err(toks_[2], "object kind must be shm, file or hugetlb, not '" + std::string(toks_[2].text) + "'");
     std::map<std::string_view, const token*> o;
-    if (status s = options(3, {"size", "page_size"}, {}, o); !s.ok()) return s;
+    if (status s = options(3, {"size", "page_size"}, {"mshare"}, o); !s.ok()) return s;
+    d.mshare = o.count("mshare") > 0;
     if (!o.count("size")) return err(uint32_t(line_.size() + 1), "object needs size=");
     if (status s = size_value(*o["size"], d.size); !s.ok()) return s;
     if (d.size == 0) return err_value(*o["size"], "object '" + d.name + "' has size 0");
@@ -658,6 +659,7 @@ std::string write_trace(const op_stream& s) {
     out += fmt::format("object {} {} size={}", d.name,
                        d.kind == object_kind::shm ? "shm" : d.kind == object_kind::file ? "file" : "hugetlb", d.size);
     if (d.page_size) out += fmt::format(" page_size={}", d.page_size);
+    if (d.mshare) out += " mshare";
     out += '\n';
   }
   for (const auto& o : s.ops) {

@@ -834,9 +834,10 @@ result<run_result> run_live(const op_stream& s, const live_options& opt) {
                                  " paging; the live engine runs only x86-64-4level profiles on this x86-64 host");
   // The host kernel has no shared page tables of either design (neither was merged).
   if (prof.ptshare.any())
-    return status::not_supported("profile '" + prof.name + "' shares page tables (McCracken's PTSHARE), which no "
-                                 "released kernel has; the live engine cannot run it on this host (use the sim engine, "
-                                 "or the unshared baseline profile live)");
+    return status::not_supported("profile '" + prof.name + "' shares page tables (" +
+                                 (prof.ptshare.mshare ? "Oracle's mshare" : "McCracken's PTSHARE") +
+                                 "), which no released kernel has; the live engine cannot run it on this host (use the "
+                                 "sim engine, or the unshared baseline profile live)");
   if (::geteuid() != 0)
     return status::not_supported("the live engine needs root: it writes /proc/sys/vm/stat_refresh to fold the "
                                  "per-CPU counters into /proc/meminfo before every reading");
