@@ -362,6 +362,29 @@ TEST(ScenarioErrors, ZeroCounts) {
             "6:13: 'processes' is 3 but only 2 processes are live");
 }
 
+// mshare regions: where the profile has them, what size, and how they are mapped.
+TEST(ScenarioErrors, MshareRegions) {
+  const std::string head = "[kernel]\nprofile = \"linux-6.18-mshare\"\n";
+  const std::string obj = "[[object]]\nname = \"sga\"\nsize = \"2GiB\"\nmshare = true\n";
+  EXPECT_EQ(where("[[object]]\nname = \"sga\"\nsize = \"2GiB\"\nmshare = true\n"),
+            "4:10: object 'sga': linux-6.18 has no mshare (msharefs regions are in linux-6.18-mshare)");
+  EXPECT_EQ(where(head + "[[object]]\nname = \"sga\"\nsize = \"1536MiB\"\nmshare = true\n"),
+            "5:8: object 'sga': an mshare region's size must be a multiple of 1 GiB (mshare_info, PUD_SIZE), not "
+            "1610612736 bytes");
+  EXPECT_EQ(where(head + "[[object]]\nname = \"f\"\nkind = \"file\"\nsize = \"1GiB\"\nmshare = true\n"),
+            "7:10: object 'f': vmlab models mshare regions of shared anonymous memory (kind = \"shm\"); files and "
+            "hugetlb inside a region are not modelled");
+  const std::string grp = "[[group]]\nname = \"c\"\n  [[group.map]]\n  name = \"m\"\n  object = \"sga\"\n";
+  EXPECT_EQ(where(head + obj + grp),
+            "11:12: mshare region 'sga' is mapped MAP_SHARED only (\"mshare won't support mapping objects in it with "
+            "MAP_PRIVATE\", Yznaga, 2026-02-23)");
+  EXPECT_EQ(where(head + obj + grp + "  shared = true\n  size = \"1GiB\"\n"),
+            "13:10: mshare region 'sga' is mapped whole (2147483648 bytes at offset 0), as its processes mmap the "
+            "msharefs file");
+  EXPECT_EQ(where(head + obj + grp + "  shared = true\n  addr = \"0x100000200000\"\n"),
+            "13:10: mshare region 'sga' must be mapped on a 1 GiB boundary, not at 0x100000200000");
+}
+
 TEST(ScenarioErrors, UnknownNames) {
   EXPECT_EQ(where("[[object]]\nname = \"o\"\nsize = 4096\n[[group]]\nname = \"g\"\n  [[group.map]]\n  name = \"m\"\n  object = \"sgaa\"\n"),
             "8:12: unknown object 'sgaa' (objects: anon, o)");
