@@ -463,7 +463,7 @@ TEST(SeedFigures, BandFigureOfSeed004) {
   EXPECT_EQ(j.at("figures")[0].at("band"), json::array({uint64_t(14 * gib), uint64_t(16 * gib)}));
   EXPECT_EQ(seeds_json({check_seed_figure(figure("PageTables_8g_4KiB"), shared)}).at("figures")[0].at("band"), nullptr);
   const std::string t = format_seeds_table({c});
-  EXPECT_NE(t.find("004   freed_x86_64_64g             14.0 GiB     14.8 GiB    +5.36%  band  ok     \"over 14 GB"),
+  EXPECT_NE(t.find("004   freed_x86_64_64g               14.0 GiB     14.8 GiB    +5.36%  band  ok     \"over 14 GB"),
             std::string::npos)
       << t;
 }
