@@ -424,5 +424,49 @@ TEST(SeedFigures, JsonAndTable) {
   EXPECT_NE(t.find("\n2 figures, 1 outside tolerance\n"), std::string::npos) << t;
 }
 
+// Seed 004's "freed" figures are bands (the seed says "over 14 GB"; the issue bounds it at
+// 16): ok inside [low, high] whatever the relative error, a difference of two variants.
+TEST(SeedFigures, BandFigureOfSeed004) {
+  const seed_figure& f = figure("freed_x86_64_64g");
+  const double gib = 1024.0 * 1024 * 1024;
+  EXPECT_EQ(f.seed, "004");
+  EXPECT_EQ(f.scenario, "seeds/ptshare-oltp-x86_64");
+  EXPECT_TRUE(f.difference);
+  EXPECT_EQ(f.settings, "");
+  EXPECT_EQ(f.minus, "kernel.profile=linux-2.6.15-ptshare");
+  EXPECT_EQ(f.paper, 14 * gib);
+  EXPECT_EQ(f.band_low, 14 * gib);
+  EXPECT_EQ(f.band_high, 16 * gib);
+  EXPECT_EQ(figure("freed_ppc64_64g").band_low, 10 * gib);
+  EXPECT_EQ(figure("freed_ppc64_64g").band_high, 12 * gib);
+  EXPECT_EQ(figure("PageTables_8g_4KiB").band_high, 0);
+  EXPECT_EQ(figure("PageTables_8g_4KiB").tolerance, 0.10);
+  // vmlab = PageTables (max) of the unshared run less the shared run's.
+  auto with_pt = [](double bytes) {
+    run_result r = bare();
+    r.engine = "sim";
+    r.peak.page_tables = uint64_t(bytes);
+    return r;
+  };
+  const run_result shared = with_pt(0.25 * gib);
+  for (const auto& [unshared, ok] : std::vector<std::pair<double, bool>>{
+           {14.0 * gib, false}, {14.25 * gib, true}, {16.25 * gib, true}, {16.5 * gib, false}}) {
+    SCOPED_TRACE(unshared / gib);
+    const seed_check c = check_seed_figure(f, with_pt(unshared), &shared);
+    ASSERT_TRUE(c.vmlab);
+    EXPECT_EQ(*c.vmlab, unshared - 0.25 * gib);
+    EXPECT_NEAR(c.rel_error, (unshared - 0.25 * gib - 14 * gib) / (14 * gib), 1e-12);
+    EXPECT_EQ(c.ok, ok);
+  }
+  const seed_check c = check_seed_figure(f, with_pt(15 * gib), &shared);
+  const json j = seeds_json({c});
+  EXPECT_EQ(j.at("figures")[0].at("band"), json::array({uint64_t(14 * gib), uint64_t(16 * gib)}));
+  EXPECT_EQ(seeds_json({check_seed_figure(figure("PageTables_8g_4KiB"), shared)}).at("figures")[0].at("band"), nullptr);
+  const std::string t = format_seeds_table({c});
+  EXPECT_NE(t.find("004   freed_x86_64_64g               14.0 GiB     14.8 GiB    +5.36%  band  ok     \"over 14 GB"),
+            std::string::npos)
+      << t;
+}
+
 }  // namespace
 }  // namespace vmlab
