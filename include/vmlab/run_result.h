@@ -173,6 +173,11 @@ struct run_result {
   uint64_t ops_applied = 0;
   uint64_t faults = 0;         // all page faults taken (minor; no I/O is modelled here)
   uint64_t cow_faults = 0;     // write faults that broke COW (sim only)
+  // Shared page tables (sim, on a profile that shares them: PTSHARE or mshare): pages a
+  // process took from a partner or a region, references dropped by unsharing, and the
+  // flush_tlb_all() calls those cost (pmd_clear_flush in pt_unshare_range).
+  bool shares_page_tables = false;
+  uint64_t pt_attaches = 0, pt_unshares = 0, tlb_flush_all = 0;
   std::vector<sample> samples;  // in op order; the last one is "end"
   peaks peak;
   std::vector<op_failure> failures;

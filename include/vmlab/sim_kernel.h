@@ -11,6 +11,7 @@
 // mapped up to the failing one).
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -91,6 +92,8 @@ class sim_kernel {
   [[nodiscard]] result<page_info> page_at(uint32_t pid, uint32_t map, bytes off) const;
   [[nodiscard]] uint64_t faults() const;
   [[nodiscard]] uint64_t cow_faults() const;
+  // Shared page tables (ptshare.h): attaches, unshares, flush_tlb_all() calls.
+  [[nodiscard]] std::array<uint64_t, 3> ptshare_counts() const;
   [[nodiscard]] bool has_process(uint32_t pid) const;
   // The start address a mapping was created at (for the live engine); 0 if unknown.
   [[nodiscard]] vaddr map_addr(uint32_t pid, uint32_t map) const;

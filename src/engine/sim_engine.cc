@@ -157,6 +157,11 @@ result<run_result> run_sim(const op_stream& s, const sim_options& opt) {
   r.peak = k.peak();  // kept by the model at every allocation: exact maxima
   r.faults = k.faults();
   r.cow_faults = k.cow_faults();
+  r.shares_page_tables = k.profile().ptshare.any();
+  const std::array<uint64_t, 3> shared = k.ptshare_counts();
+  r.pt_attaches = shared[0];
+  r.pt_unshares = shared[1];
+  r.tlb_flush_all = shared[2];
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.cpu_seconds = cpu_now() - c0;
   return r;

@@ -1,5 +1,5 @@
-// Shared page tables (PTSHARE): the share point, unsharing, and the accounting of shared
-// subtrees. The rules and what is simplified are in ptshare.h.
+// Shared page tables (PTSHARE and mshare): the share point, unsharing, and the
+// accounting of shared subtrees. The rules and what is simplified are in ptshare.h.
 #include "model/ptshare.h"
 
 #include "model/kernel.h"

@@ -1,6 +1,8 @@
-// Shared page tables: Dave McCracken's PTSHARE (2005-2006, never merged).
+// Shared page tables: Dave McCracken's PTSHARE (2005-2006) and Oracle's mshare (v3, 2025),
+// neither merged. Both are one mechanism here (a shared subtree, below) with two ways of
+// finding a partner; the mshare rules are at the end.
 //
-// Kernel: the patch's mm/ptshare.c (pt_shareable_vma, pt_share_pte, pt_share_pmd,
+// PTSHARE. Kernel: the patch's mm/ptshare.c (pt_shareable_vma, pt_share_pte, pt_share_pmd,
 // pt_unshare_range), as posted against 2.6.13, 2.6.15 and 2.6.17-rc1; the rules are in
 // linux-vm-internals.md section 5.2. Processes that map the same file range at the same
 // address with the same permissions point at one page-table page instead of one each.
@@ -43,6 +45,18 @@
 //    a process's reported RSS adds the entries of every shared page it maps, as a walk
 //    of its page tables (smaps) would count them (ptshare_rss).
 //  * mapcount, Mapped and the rmap count PTEs, so a shared PTE counts once.
+//
+// mshare (Anthony Yznaga's v3, "[PATCH v3 00/22] Add support for shared PTEs across
+// processes", 2025-08-20; linux-vm-internals.md 5.4). An msharefs region ([[object]]
+// mshare = true, shared anonymous memory) has its page tables in a host mm: every process
+// that maps it points its PUD entries at the host's PMD pages ("share page tables at PUD
+// level"), at whatever PUD-aligned address it maps the region (v2+). The partner key is
+// the region and the offset, not the address. The host's pages are charged to no
+// process: PageTables counts them once, VmPTE of a process shows its own tables only.
+// The region is a whole multiple of PUD_SIZE, mapped whole and MAP_SHARED on a PUD_SIZE
+// boundary (op_rules.cc checks this at load); mprotect changes it for every process;
+// a partial munmap/mprotect/madvise and MADV_DONTNEED of it are refused (not modelled);
+// its tables go with its last unmap (vmlab has no unlink).
 //
 // Representation: the nodes of a shared subtree carry shared_pt (pgtable.h invariant 6).
 // The top node of the subtree an mm points at holds a reference per mm (pt_get/pt_put);

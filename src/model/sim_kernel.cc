@@ -462,6 +462,10 @@ result<page_info> sim_kernel::page_at(uint32_t pid, uint32_t map, bytes off) con
   return pi;
 }
 uint64_t sim_kernel::cow_faults() const { return k_->cow_faults; }
+
+std::array<uint64_t, 3> sim_kernel::ptshare_counts() const {
+  return {k_->pts.attaches, k_->pts.unshares, k_->pts.tlb_flush_all};
+}
 bool sim_kernel::has_process(uint32_t pid) const { return k_->mms.count(pid) != 0; }
 size_t sim_kernel::host_bytes() const { return k_->store.host_bytes(); }
 size_t sim_kernel::model_host_bytes() const {

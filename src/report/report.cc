@@ -208,6 +208,8 @@ nlohmann::json to_json(const run_result& r) {
   j["ops_applied"] = r.ops_applied;
   j["faults"] = r.faults;
   j["cow_faults"] = r.cow_faults;
+  if (r.shares_page_tables)
+    j["shared_page_tables"] = {{"attaches", r.pt_attaches}, {"unshares", r.pt_unshares}, {"tlb_flush_all", r.tlb_flush_all}};
   j["samples"] = nlohmann::json::array();
   for (const auto& s : r.samples) j["samples"].push_back(sample_json(s));
   j["peak"] = {{"PageTables", r.peak.page_tables}, {"PageTables_workload", r.peak.page_tables_workload},
@@ -241,6 +243,9 @@ std::string format_table(const run_result& r, bool verbose, size_unit u) {
   std::string out = fmt::format("vmlab run {}  engine: {}  kernel: {}\n", r.scenario, r.engine, r.profile);
   out += fmt::format("ops applied: {}   faults: {}", r.ops_applied, r.faults);
   if (r.engine == "sim") out += fmt::format(" (COW copies: {})", r.cow_faults);
+  if (r.shares_page_tables)
+    out += fmt::format("\nshared page tables: {} taken from a partner, {} unshared (flush_tlb_all: {})", r.pt_attaches,
+                       r.pt_unshares, r.tlb_flush_all);
   out += "\n\n";
   out += fmt::format("{:<16} {:>6} {:>14} {:>14}   {:>5} {:>5} {:>6} {:>7} {:>9}\n", "sample", "procs", "PageTables",
                      "(workload)", "pgd", "p4d", "pud", "pmd", "pte");

@@ -87,6 +87,13 @@ result<run_result> run_result_from_json(const json& j, const std::string& where)
     r.ops_applied = u64(j, "ops_applied");
     r.faults = u64(j, "faults");
     r.cow_faults = u64(j, "cow_faults");
+    if (j.contains("shared_page_tables")) {
+      const json& sp = j.at("shared_page_tables");
+      r.shares_page_tables = true;
+      r.pt_attaches = u64(sp, "attaches");
+      r.pt_unshares = u64(sp, "unshares");
+      r.tlb_flush_all = u64(sp, "tlb_flush_all");
+    }
     samples_from_json(j.at("samples"), r);
     const json& p = j.at("peak");
     r.peak.page_tables = u64(p, "PageTables");

@@ -170,8 +170,15 @@ TEST(Ptshare, EachTriggerUnsharesWithoutDisturbingThePartner) {
     w.attach(at(1, kBase, kSeg));
     w.attach(at(2, kBase, kSeg));
     ASSERT_EQ(w.pte_pages(), ptes);
+    const uint64_t attaches = w.k->ptshare_counts()[0];
+    EXPECT_EQ(attaches, ptes) << "process 2 took every PTE page from process 1";
     ASSERT_TRUE(t.act(*w.k).ok());
     ASSERT_EQ(w.k->check_invariants(), "");
+    // One reference dropped per shared page under the change (exit: all of them), each a
+    // flush_tlb_all.
+    const uint64_t dropped = w.k->has_process(2) ? 1 : ptes;
+    EXPECT_EQ(w.k->ptshare_counts()[1], dropped);
+    EXPECT_EQ(w.k->ptshare_counts()[2], dropped);
     // Process 1 still maps every page, through the same tables.
     EXPECT_EQ(w.pte_pages(), ptes);
     EXPECT_EQ(proc(w.k->snapshot("x"), 1).rss_shmem, kSeg / kPage);
