@@ -48,7 +48,7 @@
 //
 // mshare (Anthony Yznaga's v3, "[PATCH v3 00/22] Add support for shared PTEs across
 // processes", 2025-08-20; linux-vm-internals.md 5.4). An msharefs region ([[object]]
-// mshare = true, shared anonymous memory) has its page tables in a host mm: every process
+// mshare = true: shared anonymous memory or a file; hugetlb inside one is not modelled) has its page tables in a host mm: every process
 // that maps it points its PUD entries at the host's PMD pages ("share page tables at PUD
 // level"), at whatever PUD-aligned address it maps the region (v2+). The partner key is
 // the region and the offset, not the address. The host's pages are charged to no

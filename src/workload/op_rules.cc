@@ -43,10 +43,9 @@ std::optional<rule_error> check_object(const kernel_profile& p, const object_dec
     if (!p.ptshare.mshare)
       return rule_error{"mshare", fmt::format("object '{}': {} has no mshare (msharefs regions are in linux-6.18-mshare)",
                                               d.name, p.name)};
-    if (d.kind != object_kind::shm)
-      return rule_error{"mshare", fmt::format("object '{}': vmlab models mshare regions of shared anonymous memory "
-                                              "(kind = \"shm\"); files and hugetlb inside a region are not modelled",
-                                              d.name)};
+    if (d.kind == object_kind::hugetlb)
+      return rule_error{"mshare", fmt::format("object '{}': hugetlb memory inside an mshare region is not modelled "
+                                              "(shm and file regions are)", d.name)};
     const bytes unit = mshare_unit(p);
     if (!unit) return rule_error{"mshare", fmt::format("object '{}': {} paging has no PUD level to share at", d.name, p.paging.name)};
     if (d.size % unit)

@@ -241,6 +241,37 @@ TEST(Mshare, ProcessesShareTheRegionsPmdPagesAtAnyAddress) {
   EXPECT_EQ(testing::levels(k->snapshot("end")), "1,0,0,0,0") << "process 1 unmapped the region and lives on";
 }
 
+// A file region: writes set the shared entries' write bits (write-notify), which every
+// process then sees, and mprotect(PROT_READ) clears them for every process at once.
+TEST(Mshare, FileRegionWriteBitsAreTheRegions) {
+  constexpr bytes kRegion = 1 * GiB;
+  auto k = make("linux-6.18-mshare", {}, 16 * GiB, {{"data", object_kind::file, kRegion, 0, true}});
+  ASSERT_TRUE(k);
+  for (uint32_t pid = 1; pid <= 2; ++pid) {
+    ASSERT_TRUE(k->spawn(pid).ok());
+    ASSERT_TRUE(k->mmap(at(pid, kBase + pid * 2 * GiB, kRegion)).ok());
+  }
+  ASSERT_TRUE(k->touch(1, 0, 0, 4 * kPteSpan, kPage, true).ok());
+  ASSERT_EQ(k->check_invariants(), "");
+  auto writable = [&](uint32_t pid) {
+    uint64_t n = 0;
+    for (const pte_mapping& m : k->mappings()) n += m.pid == pid && m.writable;
+    return n;
+  };
+  // Process 2's first access links it to the region's PMD page: every entry process 1
+  // wrote is there, writable, and nothing is left to fault.
+  const uint64_t faults = k->faults();
+  ASSERT_TRUE(k->touch(2, 0, 0, kPage, kPage, false).ok());
+  EXPECT_EQ(writable(2), 4 * kPteSpan / kPage) << "process 2 sees process 1's writes through the region's tables";
+  ASSERT_TRUE(k->touch(2, 0, 0, 4 * kPteSpan, kPage, true).ok());
+  EXPECT_EQ(k->faults(), faults);
+  ASSERT_TRUE(k->mprotect(2, 0, 0, kRegion, prot_read).ok());
+  ASSERT_EQ(k->check_invariants(), "");
+  EXPECT_EQ(writable(1), 0u);
+  EXPECT_EQ(writable(2), 0u);
+  EXPECT_EQ(proc(k->snapshot("x"), 1).rss_file, 4 * kPteSpan / kPage);
+}
+
 // A fork shares the region with the child at once (no page-table copy, no fault).
 TEST(Mshare, ForkSharesTheRegion) {
   constexpr bytes kRegion = 1 * GiB;

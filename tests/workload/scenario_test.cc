@@ -371,9 +371,8 @@ TEST(ScenarioErrors, MshareRegions) {
   EXPECT_EQ(where(head + "[[object]]\nname = \"sga\"\nsize = \"1536MiB\"\nmshare = true\n"),
             "5:8: object 'sga': an mshare region's size must be a multiple of 1 GiB (mshare_info, PUD_SIZE), not "
             "1610612736 bytes");
-  EXPECT_EQ(where(head + "[[object]]\nname = \"f\"\nkind = \"file\"\nsize = \"1GiB\"\nmshare = true\n"),
-            "7:10: object 'f': vmlab models mshare regions of shared anonymous memory (kind = \"shm\"); files and "
-            "hugetlb inside a region are not modelled");
+  EXPECT_EQ(where(head + "[[object]]\nname = \"h\"\nkind = \"hugetlb\"\nsize = \"1GiB\"\nmshare = true\n"),
+            "7:10: object 'h': hugetlb memory inside an mshare region is not modelled (shm and file regions are)");
   const std::string grp = "[[group]]\nname = \"c\"\n  [[group.map]]\n  name = \"m\"\n  object = \"sga\"\n";
   EXPECT_EQ(where(head + obj + grp),
             "11:12: mshare region 'sga' is mapped MAP_SHARED only (\"mshare won't support mapping objects in it with "
