@@ -325,10 +325,12 @@ status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t pro
   ptshare_unshare_range(k, mm, start, end, /*keep_mshare=*/true);
   for (auto it = mm.vmas.lower_bound(start); it != mm.vmas.end() && it->second.vm_start < end; ++it) {
     vm_area_struct& v = it->second;
-    if (is_mshare_vma(k, v))
+    if (is_mshare_vma(k, v)) {
       for (auto& [pid, other] : k.mms)
         for (auto& [os, ov] : other->vmas)
           if (ov.object == v.object && &ov != &v) ov.prot = prot;
+      if ((v.prot & prot_write) && !(prot & prot_write)) mshare_wrprotect(k, v.object);
+    }
     if (v.is_hugetlb())
       hugetlb_change_protection(k, mm, v, v.vm_start, v.vm_end, prot & prot_write);
     else if ((v.prot & prot_write) && !(prot & prot_write))

@@ -174,6 +174,23 @@ void ptshare_unshare_range(kernel& k, mm_struct& mm, vaddr start, vaddr end, boo
   walk(walk, mm.pgd, 0, 0);
 }
 
+void mshare_wrprotect(kernel& k, int32_t object) {
+  const int last = k.prof.paging.nr_levels - 1;
+  auto clear = [&](auto& self, void* n, int idx) -> void {
+    if (idx == last) {
+      auto* t = static_cast<pte_table*>(n);
+      if (t->writable) std::fill(t->writable, t->writable + t->nwords, uint64_t{0});
+      return;
+    }
+    auto* d = static_cast<pt_dir*>(n);
+    for (uint32_t i = 0; i < d->entries && d->nr_used; ++i)
+      if (d->slot[i]) self(self, d->slot[i], idx + 1);
+  };
+  for (const auto& [node, key] : k.pts.key_of)
+    if (key.host && key.object == object) clear(clear, const_cast<void*>(node), key.idx);
+  k.cache_mm = nullptr;
+}
+
 void ptshare_forget(kernel& k, const void* node) {
   auto it = k.pts.key_of.find(node);
   if (it == k.pts.key_of.end()) return;

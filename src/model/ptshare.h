@@ -116,6 +116,10 @@ bool ptshare_prepare(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr 
 // `keep_mshare`, an mshare region's pages stay (mprotect changes the region for all).
 void ptshare_unshare_range(kernel& k, mm_struct& mm, vaddr start, vaddr end, bool keep_mshare = false);
 
+// mprotect took write permission from an mshare region: every entry of the region's
+// tables loses it, whichever processes reach them (its host mm's change_protection).
+void mshare_wrprotect(kernel& k, int32_t object);
+
 // A shared page at level index idx is freed (its last reference went): it leaves the
 // partner map.
 void ptshare_forget(kernel& k, const void* node);

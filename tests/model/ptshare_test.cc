@@ -242,34 +242,40 @@ TEST(Mshare, ProcessesShareTheRegionsPmdPagesAtAnyAddress) {
 }
 
 // A file region: writes set the shared entries' write bits (write-notify), which every
-// process then sees, and mprotect(PROT_READ) clears them for every process at once.
+// process then sees, and mprotect(PROT_READ) clears them for every process at once, in
+// every part of the region, including parts the process that calls it never touched.
 TEST(Mshare, FileRegionWriteBitsAreTheRegions) {
-  constexpr bytes kRegion = 1 * GiB;
+  constexpr bytes kRegion = 2 * GiB;
   auto k = make("linux-6.18-mshare", {}, 16 * GiB, {{"data", object_kind::file, kRegion, 0, true}});
   ASSERT_TRUE(k);
   for (uint32_t pid = 1; pid <= 2; ++pid) {
     ASSERT_TRUE(k->spawn(pid).ok());
-    ASSERT_TRUE(k->mmap(at(pid, kBase + pid * 2 * GiB, kRegion)).ok());
+    ASSERT_TRUE(k->mmap(at(pid, kBase + pid * 4 * GiB, kRegion)).ok());
   }
+  // Process 1 writes 8 MiB in each GiB of the region.
   ASSERT_TRUE(k->touch(1, 0, 0, 4 * kPteSpan, kPage, true).ok());
+  ASSERT_TRUE(k->touch(1, 0, GiB, 4 * kPteSpan, kPage, true).ok());
   ASSERT_EQ(k->check_invariants(), "");
   auto writable = [&](uint32_t pid) {
     uint64_t n = 0;
     for (const pte_mapping& m : k->mappings()) n += m.pid == pid && m.writable;
     return n;
   };
-  // Process 2's first access links it to the region's PMD page: every entry process 1
-  // wrote is there, writable, and nothing is left to fault.
+  const uint64_t written = 8 * kPteSpan / kPage;
+  EXPECT_EQ(writable(1), written);
+  // Process 2's first access links it to the first GiB's PMD page: the entries process 1
+  // wrote there are in place, writable, and nothing is left to fault.
   const uint64_t faults = k->faults();
   ASSERT_TRUE(k->touch(2, 0, 0, kPage, kPage, false).ok());
-  EXPECT_EQ(writable(2), 4 * kPteSpan / kPage) << "process 2 sees process 1's writes through the region's tables";
+  EXPECT_EQ(writable(2), written / 2) << "process 2 sees process 1's writes through the region's tables";
   ASSERT_TRUE(k->touch(2, 0, 0, 4 * kPteSpan, kPage, true).ok());
   EXPECT_EQ(k->faults(), faults);
+  // Process 2 never reached the second GiB; its mprotect takes write permission there too.
   ASSERT_TRUE(k->mprotect(2, 0, 0, kRegion, prot_read).ok());
   ASSERT_EQ(k->check_invariants(), "");
   EXPECT_EQ(writable(1), 0u);
   EXPECT_EQ(writable(2), 0u);
-  EXPECT_EQ(proc(k->snapshot("x"), 1).rss_file, 4 * kPteSpan / kPage);
+  EXPECT_EQ(proc(k->snapshot("x"), 1).rss_file, written);
 }
 
 // A fork shares the region with the child at once (no page-table copy, no fault).
