@@ -415,8 +415,7 @@ std::string sim_kernel::check_invariants() const {
   for (const auto& [node, refs] : rc.shared_refs) {
     const auto it = k.pts.key_of.find(node);
     if (it == k.pts.key_of.end()) continue;
-    const uint32_t ref = it->second.idx == f.nr_levels - 1 ? static_cast<const pte_table*>(node)->refcount
-                                                           : static_cast<const pt_dir*>(node)->refcount;
+    const uint32_t ref = pt_refcount(k, it->second.idx, const_cast<void*>(node));
     if (ref != refs) rc.err << "shared page-table page refcount " << ref << " != " << refs << " holders; ";
   }
   if (k.pts.key_of.size() != rc.shared_refs.size() || k.pts.shareable.size() != k.pts.key_of.size())

@@ -100,6 +100,11 @@ void pt_put_shared(kernel& k, int idx, void* node);
 // A shared node that no process owns (an mshare region's, in its host mm): marked
 // shared_pt and charged to no mm, as a node below a shared parent is.
 void* pt_alloc_unowned(kernel& k, mm_struct& mm, int idx);
+// The reference count of the node at level index idx (a pte_table or a pt_dir).
+inline uint32_t& pt_refcount(const kernel& k, int idx, void* node) {
+  return idx == k.prof.paging.nr_levels - 1 ? static_cast<pte_table*>(node)->refcount
+                                            : static_cast<pt_dir*>(node)->refcount;
+}
 // Whether the node at level index idx is part of a shared subtree (ptshare.h).
 inline bool is_shared_pt(const kernel& k, int idx, const void* node) {
   if (!node || is_uniform(node) || node == no_deposit()) return false;

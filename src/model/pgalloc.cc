@@ -139,13 +139,13 @@ void* pt_alloc(kernel& k, mm_struct& mm, int idx, const pt_dir* parent) {
 void* pt_alloc_unowned(kernel& k, mm_struct& mm, int idx) { return alloc_node(k, mm, idx, true); }
 
 void pt_put_shared(kernel& k, int idx, void* node) {
-  uint32_t& ref = idx == k.prof.paging.nr_levels - 1 ? static_cast<pte_table*>(node)->refcount
-                                                     : static_cast<pt_dir*>(node)->refcount;
+  uint32_t& ref = pt_refcount(k, idx, node);
   if (--ref > 0) return;
   ptshare_forget(k, node);
-  // Whole pages or slab objects (a PTSHARE profile has no per-mm fragments): counted
-  // kernel-wide, so any mm gives the same answer.
-  const int64_t pages = pages_delta(k, *k.mms.begin()->second, idx, -1);
+  // Whole pages or slab objects (sharing profiles have no per-mm fragments: the ptshare
+  // overrides refuse them), packed kernel-wide.
+  const uint64_t before = k.pm.tables[static_cast<int>(k.prof.paging.at(idx).lvl)];
+  const int64_t pages = int64_t(backing_pages(k.prof, idx, before - 1)) - int64_t(backing_pages(k.prof, idx, before));
   account_node(k, idx, -1, pages);
   k.pm.free(page_use::pgtable, uint64_t(-pages));
   if (idx == k.prof.paging.nr_levels - 1)
@@ -156,8 +156,7 @@ void pt_put_shared(kernel& k, int idx, void* node) {
 }
 
 void pt_get(kernel& k, mm_struct& mm, int idx, void* node) {
-  uint32_t& ref = idx == k.prof.paging.nr_levels - 1 ? static_cast<pte_table*>(node)->refcount
-                                                     : static_cast<pt_dir*>(node)->refcount;
+  uint32_t& ref = pt_refcount(k, idx, node);
   ++ref;
   account_mm(k, mm, idx, +1);
 }
@@ -223,8 +222,7 @@ void pt_put(kernel& k, mm_struct& mm, int idx, void* node) {
     k.cache_mm = nullptr;
     return;
   }
-  uint32_t& ref = idx == k.prof.paging.nr_levels - 1 ? static_cast<pte_table*>(node)->refcount
-                                                     : static_cast<pt_dir*>(node)->refcount;
+  uint32_t& ref = pt_refcount(k, idx, node);
   const int64_t pages = ref == 1 ? pages_delta(k, mm, idx, -1) : 0;
   account_mm(k, mm, idx, -1);
   if (--ref > 0) return;  // still mapped by another address space

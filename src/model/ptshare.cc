@@ -30,11 +30,6 @@ bool level_shared(const kernel& k, const vm_area_struct& vma, int idx, vaddr add
   return vma.vm_start <= base && base + span <= vma.vm_end && base + span > base;
 }
 
-uint32_t& refcount_of(const kernel& k, int idx, void* node) {
-  return idx == k.prof.paging.nr_levels - 1 ? static_cast<pte_table*>(node)->refcount
-                                            : static_cast<pt_dir*>(node)->refcount;
-}
-
 // Frees everything below the shared node `node` (level index idx, mapping from `base`),
 // zapping the entries of its PTE pages first: the rmap loses them (they are in no mm's
 // RSS). `first_pg` is the object page `base` maps.
@@ -70,7 +65,7 @@ bool is_mshare_vma(const kernel& k, const vm_area_struct& vma) {
 }
 
 void ptshare_hold(kernel& k, mm_struct& mm, int idx, void* node) {
-  if (k.pts.key_of.at(node).host) ++refcount_of(k, idx, node);
+  if (k.pts.key_of.at(node).host) ++pt_refcount(k, idx, node);
   else pt_get(k, mm, idx, node);
   ++k.pts.attaches;
 }
@@ -143,7 +138,7 @@ void ptshare_drop(kernel& k, mm_struct& mm, pt_dir* parent, uint32_t i, int idx)
     ++k.pts.unshares;
     ++k.pts.tlb_flush_all;  // pmd_clear_flush: every CPU, as nobody knows where the entries were cached
   }
-  if (refcount_of(k, idx, n) == 1) {
+  if (pt_refcount(k, idx, n) == 1) {
     // The last holder: the page goes with its entries (mshare: the region is torn down
     // with its last unmap; vmlab has no unlink, as if the file was unlinked once mapped).
     const int64_t pg = int64_t(key.pgoff) + int64_t((key.base - key.vm_start) >> k.geo.shift);

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "model_util.h"
+#include "vmlab/op_builder.h"
 
 namespace vmlab {
 namespace {
@@ -30,12 +31,7 @@ constexpr const char* kNoShare = "linux-2.6.15-x86_64";
 // One mapping of object 0 (or anonymous with object -1) at a fixed address.
 op at(uint32_t pid, vaddr addr, bytes len, int32_t object = 0, bool shared = true, uint8_t prot = prot_read | prot_write,
       bytes obj_off = 0) {
-  op o = map_op(pid, 0, len, object, shared);
-  o.fixed = true;
-  o.addr = addr;
-  o.prot = prot;
-  o.obj_off = obj_off;
-  return o;
+  return ops::mmap_object(pid, 0, object, len).shared(shared).at(addr).prot(prot).object_offset(obj_off);
 }
 
 struct world {
@@ -299,14 +295,13 @@ TEST(Mshare, ForkSharesTheRegion) {
   EXPECT_EQ(k->faults(), faults);
 }
 
-// Differential: the same random ops on 2.6.15 with and without sharing (and with PTE
-// sharing only). After every op the sharing kernel recounts itself from scratch
+// Differential: one design (`sharing` with `ov`) and its unshared kernel (`plain`) run
+// the same random ops. After every op the sharing kernel recounts itself from scratch
 // (refcounts, per-mm VmPTE, RSS, the partner map), and every page a process maps in both
-// kernels is the same page.
-// One design against its unshared kernel: `sharing` (with `ov`) and `plain` run the same
-// ops; with `mshare`, map 0 is an mshare region, changed whole or not at all.
+// kernels is the same page. With `mshare`, map 0 is an mshare region, changed whole or
+// not at all.
 void differential(const char* sharing, const std::vector<std::pair<std::string, std::string>>& ov, const char* plain,
-                  bytes kSeg, bool mshare) {
+                  bytes seg, bool mshare) {
 #ifdef VMLAB_SANITIZED
   // Every op is followed by a recount of every entry: a minute and a half under ASan at
   // 2 x 40 steps, so the sanitizer build checks one short sequence per design.
@@ -316,98 +311,96 @@ void differential(const char* sharing, const std::vector<std::pair<std::string, 
   constexpr int kSteps = 60;
   constexpr uint32_t kSeeds = 3;
 #endif
-  {
-    for (uint32_t seed = 1; seed <= kSeeds; ++seed) {
-      SCOPED_TRACE(std::string(sharing) + " seed " + std::to_string(seed) + (ov.empty() ? "" : " " + ov[0].first + "=" + ov[0].second));
-      const std::vector<object_decl> objs = {{"seg", object_kind::shm, kSeg, 0, mshare}, {"file", object_kind::file, kSeg, 0}};
-      auto a = make(sharing, ov, 16 * GiB, objs);
-      auto b = make(plain, {}, 16 * GiB, objs);
-      std::mt19937_64 rng(seed);
-      auto rnd = [&](uint64_t n) { return n ? rng() % n : 0; };
-      std::map<uint32_t, bool> live;
-      uint32_t next = 1;
-      for (int step = 0; step < kSteps && !::testing::Test::HasFatalFailure(); ++step) {
-        std::ostringstream d;
-        const uint64_t r = rnd(100);
-        status sa, sb;
-        if (live.empty() || r < 12) {
-          const uint32_t pid = next++;
-          // Two shapes: the shm segment at one address (read-write, shared), and the file
-          // read-only and private; every process maps both, so partners abound.
-          op m1 = at(pid, kBase, kSeg, 0, true);
-          op m2 = at(pid, kBase + 4 * GiB, kSeg, 1, false, prot_read);
-          m2.map = 1;
-          d << "spawn " << pid;
-          sa = a->spawn(pid);
-          sb = b->spawn(pid);
-          if (sa.ok()) {
-            ASSERT_TRUE(a->mmap(m1).ok() && a->mmap(m2).ok());
-            ASSERT_TRUE(b->mmap(m1).ok() && b->mmap(m2).ok());
-          }
-          live[pid] = true;
-        } else {
-          auto it = live.begin();
-          std::advance(it, long(rnd(live.size())));
-          const uint32_t pid = it->first;
-          const uint32_t map = uint32_t(rnd(2));
-          bytes off = rnd(kSeg / kPage) * kPage, len = (1 + rnd(1024)) * kPage;
-          if (rnd(8) == 0) { off = 0; len = kSeg; }
-          len = std::min(len, kSeg - off);
-          const bool region = mshare && map == 0;
-          // A region is unmapped whole; its mprotect reaches every process (Mshare tests
-          // check that: the unshared kernel has no such thing); MADV_DONTNEED of it is
-          // not modelled.
-          if (region && r >= 78 && r < 84) { off = 0; len = kSeg; }
-          if (region && r >= 60 && r < 78) continue;
-          d << "pid " << pid << " map " << map << " off " << off << " len " << len << ": ";
-          if (r < 60) {
-            const bool write = map == 0 && rnd(2);
-            d << "touch" << (write ? " write" : "");
-            sa = a->touch(pid, map, off, len, kPage, write);
-            sb = b->touch(pid, map, off, len, kPage, write);
-          } else if (r < 70) {
-            d << "mprotect read-only";
-            sa = a->mprotect(pid, map, off, len, prot_read);
-            sb = b->mprotect(pid, map, off, len, prot_read);
-          } else if (r < 78) {
-            d << "madvise_dontneed";
-            sa = a->madvise_dontneed(pid, map, off, len);
-            sb = b->madvise_dontneed(pid, map, off, len);
-          } else if (r < 84) {
-            d << "munmap";
-            sa = a->munmap(pid, map, off, len);
-            sb = b->munmap(pid, map, off, len);
-          } else if (r < 92 && live.size() < 6) {
-            const uint32_t child = next++;
-            d << "fork " << child;
-            sa = a->fork(pid, child);
-            sb = b->fork(pid, child);
-            live[child] = true;
-          } else {
-            d << "exit";
-            sa = a->exit(pid);
-            sb = b->exit(pid);
-            live.erase(pid);
-          }
+  for (uint32_t seed = 1; seed <= kSeeds; ++seed) {
+    SCOPED_TRACE(std::string(sharing) + " seed " + std::to_string(seed) + (ov.empty() ? "" : " " + ov[0].first + "=" + ov[0].second));
+    const std::vector<object_decl> objs = {{"seg", object_kind::shm, seg, 0, mshare}, {"file", object_kind::file, seg, 0}};
+    auto a = make(sharing, ov, 16 * GiB, objs);
+    auto b = make(plain, {}, 16 * GiB, objs);
+    std::mt19937_64 rng(seed);
+    auto rnd = [&](uint64_t n) { return n ? rng() % n : 0; };
+    std::map<uint32_t, bool> live;
+    uint32_t next = 1;
+    for (int step = 0; step < kSteps && !::testing::Test::HasFatalFailure(); ++step) {
+      std::ostringstream d;
+      const uint64_t r = rnd(100);
+      status sa, sb;
+      if (live.empty() || r < 12) {
+        const uint32_t pid = next++;
+        // Two shapes: the shm segment at one address (read-write, shared), and the file
+        // read-only and private; every process maps both, so partners abound.
+        op m1 = at(pid, kBase, seg, 0, true);
+        op m2 = at(pid, kBase + 4 * GiB, seg, 1, false, prot_read);
+        m2.map = 1;
+        d << "spawn " << pid;
+        sa = a->spawn(pid);
+        sb = b->spawn(pid);
+        if (sa.ok()) {
+          ASSERT_TRUE(a->mmap(m1).ok() && a->mmap(m2).ok());
+          ASSERT_TRUE(b->mmap(m1).ok() && b->mmap(m2).ok());
         }
-        SCOPED_TRACE(d.str());
-        ASSERT_EQ(sa.ok(), sb.ok()) << sa.message() << " / " << sb.message();
-        ASSERT_EQ(a->check_invariants(), "");
-        // Every (process, address) both kernels map holds the same page (every few ops:
-        // listing every PTE is the slow part).
-        if (step % 10 != 9) continue;
-        std::map<std::pair<uint32_t, vaddr>, std::pair<int32_t, uint64_t>> in_b;
-        for (const pte_mapping& m : b->mappings()) in_b[{m.pid, m.addr}] = {m.object_index, m.pgoff};
-        for (const pte_mapping& m : a->mappings()) {
-          auto it = in_b.find({m.pid, m.addr});
-          if (it == in_b.end()) continue;
-          ASSERT_EQ(it->second, std::make_pair(m.object_index, m.pgoff)) << "pid " << m.pid << " at " << m.addr;
+        live[pid] = true;
+      } else {
+        auto it = live.begin();
+        std::advance(it, long(rnd(live.size())));
+        const uint32_t pid = it->first;
+        const uint32_t map = uint32_t(rnd(2));
+        bytes off = rnd(seg / kPage) * kPage, len = (1 + rnd(1024)) * kPage;
+        if (rnd(8) == 0) { off = 0; len = seg; }
+        len = std::min(len, seg - off);
+        const bool region = mshare && map == 0;
+        // A region is unmapped whole; its mprotect reaches every process (Mshare tests
+        // check that: the unshared kernel has no such thing); MADV_DONTNEED of it is
+        // not modelled.
+        if (region && r >= 78 && r < 84) { off = 0; len = seg; }
+        if (region && r >= 60 && r < 78) continue;
+        d << "pid " << pid << " map " << map << " off " << off << " len " << len << ": ";
+        if (r < 60) {
+          const bool write = map == 0 && rnd(2);
+          d << "touch" << (write ? " write" : "");
+          sa = a->touch(pid, map, off, len, kPage, write);
+          sb = b->touch(pid, map, off, len, kPage, write);
+        } else if (r < 70) {
+          d << "mprotect read-only";
+          sa = a->mprotect(pid, map, off, len, prot_read);
+          sb = b->mprotect(pid, map, off, len, prot_read);
+        } else if (r < 78) {
+          d << "madvise_dontneed";
+          sa = a->madvise_dontneed(pid, map, off, len);
+          sb = b->madvise_dontneed(pid, map, off, len);
+        } else if (r < 84) {
+          d << "munmap";
+          sa = a->munmap(pid, map, off, len);
+          sb = b->munmap(pid, map, off, len);
+        } else if (r < 92 && live.size() < 6) {
+          const uint32_t child = next++;
+          d << "fork " << child;
+          sa = a->fork(pid, child);
+          sb = b->fork(pid, child);
+          live[child] = true;
+        } else {
+          d << "exit";
+          sa = a->exit(pid);
+          sb = b->exit(pid);
+          live.erase(pid);
         }
       }
-      for (const auto& [pid, alive] : live) ASSERT_TRUE(a->exit(pid).ok());
+      SCOPED_TRACE(d.str());
+      ASSERT_EQ(sa.ok(), sb.ok()) << sa.message() << " / " << sb.message();
       ASSERT_EQ(a->check_invariants(), "");
-      EXPECT_EQ(testing::levels(a->snapshot("end")), "0,0,0,0,0");
+      // Every (process, address) both kernels map holds the same page (every few ops:
+      // listing every PTE is the slow part).
+      if (step % 10 != 9) continue;
+      std::map<std::pair<uint32_t, vaddr>, std::pair<int32_t, uint64_t>> in_b;
+      for (const pte_mapping& m : b->mappings()) in_b[{m.pid, m.addr}] = {m.object_index, m.pgoff};
+      for (const pte_mapping& m : a->mappings()) {
+        auto it = in_b.find({m.pid, m.addr});
+        if (it == in_b.end()) continue;
+        ASSERT_EQ(it->second, std::make_pair(m.object_index, m.pgoff)) << "pid " << m.pid << " at " << m.addr;
+      }
     }
+    for (const auto& [pid, alive] : live) ASSERT_TRUE(a->exit(pid).ok());
+    ASSERT_EQ(a->check_invariants(), "");
+    EXPECT_EQ(testing::levels(a->snapshot("end")), "0,0,0,0,0");
   }
 }
 
