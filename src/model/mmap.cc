@@ -267,8 +267,13 @@ namespace {
 // An mshare region's mapping is changed whole or not at all: vmlab does not split one
 // (the patches' rules for a partial munmap or mprotect of a region are not modelled).
 status mshare_whole(const kernel& k, mm_struct& mm, vaddr start, vaddr end, const char* what) {
-  for (const auto& [s, v] : mm.vmas) {
-    if (v.vm_end <= start || v.vm_start >= end || !is_mshare_vma(k, v)) continue;
+  if (!k.prof.ptshare.mshare) return {};
+  // The VMAs that overlap [start, end): from the one containing start, if any.
+  auto it = mm.vmas.upper_bound(start);
+  if (it != mm.vmas.begin()) --it;
+  for (; it != mm.vmas.end() && it->second.vm_start < end; ++it) {
+    const vm_area_struct& v = it->second;
+    if (v.vm_end <= start || !is_mshare_vma(k, v)) continue;
     if (start > v.vm_start || end < v.vm_end)
       return status::refused(std::string("EINVAL: ") + what + " of part of an mshare region (vmlab changes a region's "
                              "mapping whole only)");
