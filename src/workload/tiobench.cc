@@ -35,25 +35,20 @@ status validate_tiobench(const tiobench_spec& s) {
   return {};
 }
 
-const char* tiobench_test_key(tiobench_test t) {
-  switch (t) {
-    case tiobench_test::write: return "write";
-    case tiobench_test::random_write: return "random_write";
-    case tiobench_test::read: return "read";
-    case tiobench_test::random_read: return "random_read";
-  }
-  return "?";
-}
+namespace {
+// JSON key and tiobench.pl's section title, by tiobench_test.
+struct test_names {
+  const char* key;
+  const char* title;
+};
+constexpr test_names kTestNames[] = {{"write", "Sequential Writes"},
+                                     {"random_write", "Random Writes"},
+                                     {"read", "Sequential Reads"},
+                                     {"random_read", "Random Reads"}};
+}  // namespace
 
-const char* tiobench_test_title(tiobench_test t) {
-  switch (t) {
-    case tiobench_test::write: return "Sequential Writes";
-    case tiobench_test::random_write: return "Random Writes";
-    case tiobench_test::read: return "Sequential Reads";
-    case tiobench_test::random_read: return "Random Reads";
-  }
-  return "?";
-}
+const char* tiobench_test_key(tiobench_test t) { return kTestNames[size_t(t)].key; }
+const char* tiobench_test_title(tiobench_test t) { return kTestNames[size_t(t)].title; }
 
 uint64_t tiobench_offset(const tiobench_spec& s, tiobench_test t, uint32_t thread, uint64_t i) {
   if (!is_random(t)) return i * s.block_bytes;
