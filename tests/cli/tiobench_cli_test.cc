@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <dirent.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -82,14 +83,17 @@ TEST_F(TiobenchCli, LiveRunPrintsTiobenchsTableAndRemovesItsDirectory) {
 }
 
 TEST_F(TiobenchCli, JsonHasTheFourTestsInTiotestsOrder) {
-  for (bool mmap : {false, true}) {
+  for (const std::string mode : {"", "--mmap", "--direct"}) {
+    SCOPED_TRACE(mode);
+    const bool mmap = mode == "--mmap";
     std::vector<std::string> args = {"tiobench", "--size", "8", "--threads", "2", "--random", "300", "--json"};
-    if (mmap) args.push_back("--mmap");
+    if (!mode.empty()) args.push_back(mode);
     const cli_result r = run_vmlab(args);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const nlohmann::json j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j.at("schema_version"), 1);
     EXPECT_EQ(j.at("spec").at("mmap"), mmap);
+    EXPECT_EQ(j.at("spec").at("direct"), mode == "--direct");
     const auto& t = j.at("tests");
     ASSERT_EQ(t.size(), 4u);
     const char* order[] = {"write", "random_write", "read", "random_read"};
@@ -103,6 +107,34 @@ TEST_F(TiobenchCli, JsonHasTheFourTestsInTiotestsOrder) {
     EXPECT_EQ(t[3].at("blocks"), 2 * 150);
     EXPECT_EQ(t[3].at("ops"), 2 * 150);
   }
+  EXPECT_TRUE(left_in_tmp().empty());
+}
+
+TEST_F(TiobenchCli, FilesInADirectoryYouNameAreGoneAfterwardsAndTheDirectoryStays) {
+  const cli_result r = run_vmlab({"tiobench", "--size", "8", "--threads", "2", "--random", "100", "--mmap", "--dir", tmp_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("files in " + tmp_), std::string::npos) << r.out;
+  EXPECT_TRUE(left_in_tmp().empty());
+  EXPECT_EQ(::access(tmp_.c_str(), F_OK), 0);
+}
+
+// An I/O error in a test (here EFBIG: a file-size limit below the files' size, SIGXFSZ
+// ignored, as a full disk's ENOSPC would come back from the same calls) ends the run with
+// the test and the call named, exit 3, and nothing left behind.
+TEST_F(TiobenchCli, AnIoErrorEndsTheRunWithTheTestAndTheCallNamed) {
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  rlimit small = old;
+  small.rlim_cur = 1 << 20;  // 1 MiB; each thread's file is 4 MiB
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  auto* const old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  const cli_result r = run_vmlab({"tiobench", "--size", "8", "--threads", "2", "--random", "100"});
+  ::signal(SIGXFSZ, old_handler);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old), 0);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("vmlab: error: Sequential Writes: ftruncate of thread"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("EFBIG"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
   EXPECT_TRUE(left_in_tmp().empty());
 }
 
