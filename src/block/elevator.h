@@ -7,9 +7,9 @@
 //     elevator core's last_merge).
 //   * linus (2.4's elevator_linus_merge): a new request is inserted in ascending sector
 //     order, scanning back from the tail, but never ahead of a request that has already
-//     been passed `passovers` times (its elevator_sequence ran out): the starvation bound.
-//     2.4.1 sets it per request from the queue's read_latency or write_latency
-//     (elevator_t ELEVATOR_LINUS in include/linux/elevator.h).
+//     been scanned past `passovers` times (its elevator_sequence ran out): the
+//     starvation bound. 2.4 sets it per request from the queue's read_latency or
+//     write_latency (ELEVATOR_LINUS in include/linux/elevator.h: 8192 and 16384).
 //   * deadline (2.6): per direction a sector-sorted list and a FIFO with deadlines
 //     (read_expire 500 ms, write_expire 5 s); requests are dispatched in batches of
 //     fifo_batch (16) along the sorted list; a batch starts at the FIFO head if that has

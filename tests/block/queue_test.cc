@@ -191,3 +191,39 @@ TEST(Nvme, LargeReadsRunAtTheSequentialBandwidth) {
 
 }  // namespace
 }  // namespace vmlab::block
+
+namespace vmlab::block {
+namespace {
+
+// A queue of random reads on the 75GXP, served in the elevator's order: sorted orders
+// turn average seeks into short ones. Bound derived from the seek curve: n requests in one
+// ascending sweep seek about max/n cylinders each (at most 2 max/n, with the wrap), plus
+// at most a revolution and the command overhead.
+TEST(ElevatorOnDisk, SortedOrdersBeatFifoByTheSeekCurve) {
+  const device_profile* p = find_device_profile("ibm-dtla-307075");
+  std::string err;
+  auto served = [&](elevator_kind k) {
+    auto d = rotating_disk::create(p->disk, &err);
+    request_queue q(k, {});
+    uint64_t s = 7;
+    const int n = 64;
+    for (int i = 0; i < n; ++i) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      q.add({(s >> 16) % (d->capacity_sectors() / 8) * 8, 8, false}, uint64_t(i), {});
+    }
+    sim_ns now{};
+    while (auto r = q.take(now)) now = d->submit(r->rq, now);
+    return now;
+  };
+  const sim_ns fifo = served(elevator_kind::noop), linus = served(elevator_kind::linus),
+               deadline = served(elevator_kind::deadline);
+  auto d = rotating_disk::create(p->disk, &err);
+  const sim_ns per = from_ms(p->disk.command_overhead_ms) + d->seek().time(2 * d->cylinders() / 64) + d->revolution();
+  for (sim_ns t : {linus, deadline}) {
+    EXPECT_LT(t, fifo);
+    EXPECT_LE(t.ns, 64 * per.ns + d->seek().time(d->cylinders()).ns);  // one full-stroke return at most
+  }
+}
+
+}  // namespace
+}  // namespace vmlab::block
