@@ -57,14 +57,17 @@ fio_job() {  # fio_job ENGINE RW OUTFILE
 echo "# $(uname -r), $(nproc) CPUs; ${TOTAL_MB} MiB in ${THREADS} files of ${PER_MB} MiB, ${BS}-byte blocks, best of ${ROUNDS}"
 echo "# vmlab: $VMLAB tiobench --engine live --dir $DIR --size $TOTAL_MB --threads $THREADS --block $BS --random $RANDOM_OPS [--mmap]"
 echo "# fio:   fio --directory=$DIR --size=${PER_MB}M --bs=$BS --numjobs=$THREADS --thread --ioengine=psync|mmap --rw=read|randread --invalidate=0 --fadvise_hint=0|1 --disable_lat=1 --disable_clat=1 --disable_slat=1 --disable_bw_measurement=1 --clat_percentiles=0 [--number_ios=$RANDOM_PER_JOB --norandommap] --group_reporting"
-# fio's files are written as tiotest writes its own: block by block, with pwrite for the
-# psync comparison and through a shared mapping for the mmap one, then fsync; one set of
-# files per engine. How a file was written shows in its page cache (the folios it got):
-# files fio lays out itself read about 20% faster at random here (measured: 1340-1707
-# against 1089-1399 MiB/s) than files written in 4 KiB pwrites, and mapped reads of files
-# written with pwrite ran at a third of those of files written through a mapping, so the
-# same history is part of the same job.
+# fio's files are made as tiotest makes its own: ftruncate'd to size (sparse), then
+# written block by block, with pwrite for the psync comparison and through a shared
+# mapping for the mmap one, then fsync; one set of files per engine. How a file was
+# written shows in its page cache (the folios it got): files fio lays out itself read
+# about 20% faster at random here (1340-1707 against 1089-1399 MiB/s) than files written
+# in 4 KiB pwrites, and a sparse file written through a mapping gets its page cache from
+# the fault path's readahead (larger folios) and then reads through a mapping about twice
+# as fast as one laid out with write(2) first (measured), so the same history is part of
+# the same job. Files of the right size are used as they are: fio lays nothing out.
 for engine in psync mmap; do
+  for ((j = 0; j < THREADS; j++)); do truncate -s "${PER_MB}M" "$DIR/fio-$engine.$j"; done
   fio_job $engine write "$OUT/layout-$engine.json"
   fio_job $engine read "$OUT/warm-$engine.json"    # every later read is of cached pages
 done
