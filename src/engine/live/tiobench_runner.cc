@@ -209,7 +209,8 @@ bool run_mmap(test_state& st, int fd, uint32_t thread, char* buf, thread_stats& 
     tl_sigbus = nullptr;
     ::munmap(m, len);
     st.fail("SIGBUS in thread " + std::to_string(thread) + "'s mapping at op " + std::to_string(uint64_t(at_op)) +
-            ": its file is shorter than the mapping (truncated under the run?)");
+            ": its file is shorter than the mapping (truncated under the run?) or the filesystem could not give the page "
+            "a block (full?)");
     return false;
   }
   ::munmap(m, len);
