@@ -5,79 +5,93 @@
 # same directory, in the same run. Prints both side by side and exits 1 unless every
 # vmlab rate is within 15% of fio's.
 #
-# The files are cached (tiobench reads the files it has just written; fio reads
-# its own files, written the same way first, with invalidate=0 so that neither side drops
-# the cache):
-# the comparison is of the two tools' read paths on this kernel, not of the disk. The
-# host is a small shared VM whose rates wander from run to run, so the two tools run
-# interleaved, three rounds, and each figure is the best of its three; the 15% is never
-# widened. tiobench's own files are unlinked while open, so fio cannot read those very
-# files: it reads files of the same size, in the same directory, on the same filesystem.
-#   usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB (1024)] [THREADS (2)] [ROUNDS (3)]
-# Exit: 0 agree, 1 disagree, 2 usage, 77 fio is not installed (the test is skipped).
+# The reads are cold: both tools drop the page cache before each read test, by the same
+# mechanism (vmlab --drop-caches, tiotest's -F: sync, then 3 into /proc/sys/vm/drop_caches
+# before each test; before each fio job this script does the same), so what is compared
+# is the I/O path (readahead, faults, the block layer, the disk), not the harnesses' own
+# cost per call: on cached files a 4 KiB mapped read costs ~0.5 us here and fio spends
+# ~0.3 us more per I/O than tiotest's loop, which no 15% survives. Dropping caches needs
+# root; without it the test is skipped (77). The host is a small shared VM whose rates
+# wander from run to run, so the two tools run interleaved, ROUNDS rounds, and each
+# figure is the best of its rounds; the 15% is never widened. tiobench's own files are
+# unlinked while open, so fio cannot read those very files: it reads files of the same
+# size, written the same way, in the same directory, on the same filesystem.
+#   usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB (512)] [THREADS (2)] [ROUNDS (5)] [RANDOM_OPS (8000)]
+# Exit: 0 agree, 1 disagree, 2 usage, 77 skipped (fio or python3 missing, or not root).
 set -euo pipefail
-VMLAB=${1:?usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB] [THREADS] [ROUNDS]}
-TOTAL_MB=${2:-1024}
+VMLAB=${1:?usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB] [THREADS] [ROUNDS] [RANDOM_OPS]}
+TOTAL_MB=${2:-512}
 THREADS=${3:-2}
-ROUNDS=${4:-3}
+ROUNDS=${4:-5}
+# Random reads: the same count on both sides (fio: number_ios per job, and norandommap:
+# blocks drawn with replacement as tiotest's rand_r() draws them). Cold, each is a trip
+# to the disk (~60-100 us here), so a few thousand per thread fill a few tenths of a second.
+RANDOM_OPS=${5:-8000}
 BS=4096
 TOL=0.15
 command -v fio >/dev/null || { echo "SKIP: fio is not installed (scripts/install-deps.sh installs it)"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
+if [ "$(id -u)" -ne 0 ] || ! [ -w /proc/sys/vm/drop_caches ]; then
+  echo "SKIP: the comparison is of cold reads and dropping the page cache (/proc/sys/vm/drop_caches) needs root"
+  exit 77
+fi
 PER_MB=$((TOTAL_MB / THREADS))
-# Random reads: half the blocks, the same count on both sides (fio: number_ios per
-# job, and norandommap: blocks drawn with replacement as tiotest's rand_r() draws them,
-# without the random map's bookkeeping per I/O). Half, not all: tiobench's random
-# write test does as many ops, each a block to write back at its fsync.
-RANDOM_OPS=$((TOTAL_MB * 1024 * 1024 / BS / 2))
 RANDOM_PER_JOB=$((RANDOM_OPS / THREADS))
 DIR=$(mktemp -d "${TMPDIR:-/var/tmp}/vmlab-tio-fio.XXXXXX")
 OUT="$DIR/results"
 mkdir -p "$OUT"
 trap 'rm -rf "$DIR"' EXIT
 
+# What vmlab --drop-caches does before each test (tiotest -F), done before each fio job.
+drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 # fio's per-I/O latency statistics (clat/slat/lat with percentile histograms, bandwidth
-# samples) are off: at cached speeds (0.3-2 us an op) that bookkeeping, which tiotest
-# does not do, cost fio 10-50% here (with it: pread 1.1-1.3x, mmap 1.5x slower than
-# vmlab; without it: within 5%). The job's runtime and bandwidth are still measured.
+# samples) are off: tiotest keeps only a sum and a maximum. The job's runtime and
+# bandwidth are still measured.
 FIO_LEAN=(--disable_lat=1 --disable_clat=1 --disable_slat=1 --disable_bw_measurement=1 --clat_percentiles=0)
 # fadvise_hint: tiotest calls no posix_fadvise on its files but madvises its mappings
-# (SEQUENTIAL or RANDOM by test), so fio's hint is off for psync and on (its default,
-# posix_madvise by rw) for mmap.
+# (SEQUENTIAL or RANDOM by test), so fio's hint is off for psync (no FADV_SEQUENTIAL,
+# which would double the readahead window) and on (posix_madvise by rw) for mmap.
+# invalidate=0: the cache is dropped by drop_caches, as vmlab's is (fio's own invalidate
+# is POSIX_FADV_DONTNEED, or for the mmap engine a madvise(DONTNEED) of its mapping).
 fio_job() {  # fio_job ENGINE RW OUTFILE
   local hint=0 ios=()
   [ "$1" = mmap ] && hint=1
-  [ "$2" = randread ] && ios=(--number_ios="$RANDOM_PER_JOB" --norandommap)
-  [ "$2" = write ] && ios=(--end_fsync=1)
+  case "$2" in
+    randread) ios=(--number_ios="$RANDOM_PER_JOB" --norandommap) ;;
+    randwrite) ios=(--number_ios="$RANDOM_PER_JOB" --norandommap --end_fsync=1) ;;
+    write) ios=(--end_fsync=1) ;;
+  esac
   fio --name=tio --directory="$DIR" --filename_format="fio-$1."'$jobnum' --size="${PER_MB}M" --bs=$BS \
       --numjobs="$THREADS" --thread --ioengine="$1" --rw="$2" --invalidate=0 --fadvise_hint=$hint \
       "${ios[@]}" "${FIO_LEAN[@]}" --group_reporting --eta=never --output-format=json --output="$3" >/dev/null
 }
 
-echo "# $(uname -r), $(nproc) CPUs; ${TOTAL_MB} MiB in ${THREADS} files of ${PER_MB} MiB, ${BS}-byte blocks, best of ${ROUNDS}"
-echo "# vmlab: $VMLAB tiobench --engine live --dir $DIR --size $TOTAL_MB --threads $THREADS --block $BS --random $RANDOM_OPS [--mmap]"
-echo "# fio:   fio --directory=$DIR --size=${PER_MB}M --bs=$BS --numjobs=$THREADS --thread --ioengine=psync|mmap --rw=read|randread --invalidate=0 --fadvise_hint=0|1 --disable_lat=1 --disable_clat=1 --disable_slat=1 --disable_bw_measurement=1 --clat_percentiles=0 [--number_ios=$RANDOM_PER_JOB --norandommap] --group_reporting"
+echo "# $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); ${TOTAL_MB} MiB in ${THREADS} files of ${PER_MB} MiB, ${BS}-byte blocks, ${RANDOM_OPS} random reads, cold, best of ${ROUNDS}"
+echo "# vmlab: $VMLAB tiobench --engine live --dir $DIR --size $TOTAL_MB --threads $THREADS --block $BS --random $RANDOM_OPS --drop-caches [--mmap]"
+echo "# fio:   sync; echo 3 >/proc/sys/vm/drop_caches; fio --directory=$DIR --size=${PER_MB}M --bs=$BS --numjobs=$THREADS --thread --ioengine=psync|mmap --rw=read|randread --invalidate=0 --fadvise_hint=0|1 ${FIO_LEAN[*]} [--number_ios=$RANDOM_PER_JOB --norandommap] --group_reporting"
 # fio's files are made as tiotest makes its own: ftruncate'd to size (sparse), then
 # written block by block, with pwrite for the psync comparison and through a shared
-# mapping for the mmap one, then fsync; one set of files per engine. How a file was
-# written shows in how fast its cached pages read back (presumably the folios it got):
-# files fio lays out itself read about 20% faster at random here (1340-1707 against
-# 1089-1399 MiB/s) than files written in 4 KiB pwrites, and sparse files written through
-# a mapping read through one about twice as fast as files laid out with write(2) first
-# (sequential: 5198-9752 against 2909-4676 MiB/s), so the same history is part of the
-# same job. Files of the right size are used as they are: fio lays nothing out.
+# mapping for the mmap one, then fsync; one set of files per engine. And as tiotest
+# reads the files it has just written, fio's files are written again in every round
+# before they are read (sequential write, then the random writes, each with its fsync):
+# here a file read back just after it was written reads sequentially at a quarter to a
+# half of the rate of the same file read a second time (275 against 1164 MiB/s, fio,
+# cold), so files written once and read in every round would be compared with tiotest's
+# fresh ones. Files of the right size are used as they are: fio lays nothing out.
 for engine in psync mmap; do
   for ((j = 0; j < THREADS; j++)); do truncate -s "${PER_MB}M" "$DIR/fio-$engine.$j"; done
-  fio_job $engine write "$OUT/layout-$engine.json"
-  fio_job $engine read "$OUT/warm-$engine.json"    # every later read is of cached pages
 done
 for r in $(seq 1 "$ROUNDS"); do
   for mode in read mmap; do
     flag=""; engine=psync
     [ $mode = mmap ] && { flag="--mmap"; engine=mmap; }
     "$VMLAB" tiobench --engine live --dir "$DIR" --size "$TOTAL_MB" --threads "$THREADS" --block $BS \
-        --random "$RANDOM_OPS" $flag --json -o "$OUT/vmlab-$mode-$r.json"
+        --random "$RANDOM_OPS" --drop-caches $flag --json -o "$OUT/vmlab-$mode-$r.json"
+    fio_job $engine write "$OUT/fio-$mode-write-$r.json"
+    fio_job $engine randwrite "$OUT/fio-$mode-randwrite-$r.json"
+    drop_caches
     fio_job $engine read "$OUT/fio-$mode-seq-$r.json"
+    drop_caches
     fio_job $engine randread "$OUT/fio-$mode-rand-$r.json"
   done
 done
