@@ -16,13 +16,13 @@
 # figure is the best of its rounds; the 15% is never widened. tiobench's own files are
 # unlinked while open, so fio cannot read those very files: it reads files of the same
 # size, written the same way, in the same directory, on the same filesystem.
-#   usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB (512)] [THREADS (2)] [ROUNDS (5)] [RANDOM_OPS (8000)]
+#   usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB (512)] [THREADS (2)] [ROUNDS (6)] [RANDOM_OPS (8000)]
 # Exit: 0 agree, 1 disagree, 2 usage, 77 skipped (fio or python3 missing, or not root).
 set -euo pipefail
 VMLAB=${1:?usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB] [THREADS] [ROUNDS] [RANDOM_OPS]}
 TOTAL_MB=${2:-512}
 THREADS=${3:-2}
-ROUNDS=${4:-5}
+ROUNDS=${4:-6}
 # Random reads: the same count on both sides (fio: number_ios per job, and norandommap:
 # blocks drawn with replacement as tiotest's rand_r() draws them). Cold, each is a trip
 # to the disk (~60-100 us here), so a few thousand per thread fill a few tenths of a second.
@@ -42,6 +42,11 @@ OUT="$DIR/results"
 mkdir -p "$OUT"
 trap 'rm -rf "$DIR"' EXIT
 
+# Both tools run SCHED_FIFO (chrt -f 10; as root, so always available here): a cold read
+# ends in a wake-up, and on this shared 2-CPU host a woken reader otherwise waits its turn
+# behind other people's compilers, which spread the rates of one tool 2x within a run.
+RT=()
+command -v chrt >/dev/null && RT=(chrt -f 10)
 # What vmlab --drop-caches does before each test (tiotest -F), done before each fio job.
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 # fio's per-I/O latency statistics (clat/slat/lat with percentile histograms, bandwidth
@@ -61,14 +66,14 @@ fio_job() {  # fio_job ENGINE RW OUTFILE
     randwrite) ios=(--number_ios="$RANDOM_PER_JOB" --norandommap --end_fsync=1) ;;
     write) ios=(--end_fsync=1) ;;
   esac
-  fio --name=tio --directory="$DIR" --filename_format="fio-$1."'$jobnum' --size="${PER_MB}M" --bs=$BS \
+  "${RT[@]}" fio --name=tio --directory="$DIR" --filename_format="fio-$1."'$jobnum' --size="${PER_MB}M" --bs=$BS \
       --numjobs="$THREADS" --thread --ioengine="$1" --rw="$2" --invalidate=0 --fadvise_hint=$hint \
       "${ios[@]}" "${FIO_LEAN[@]}" --group_reporting --eta=never --output-format=json --output="$3" >/dev/null
 }
 
 echo "# $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); ${TOTAL_MB} MiB in ${THREADS} files of ${PER_MB} MiB, ${BS}-byte blocks, ${RANDOM_OPS} random reads, cold, best of ${ROUNDS}"
-echo "# vmlab: $VMLAB tiobench --engine live --dir $DIR --size $TOTAL_MB --threads $THREADS --block $BS --random $RANDOM_OPS --drop-caches [--mmap]"
-echo "# fio:   sync; echo 3 >/proc/sys/vm/drop_caches; fio --directory=$DIR --size=${PER_MB}M --bs=$BS --numjobs=$THREADS --thread --ioengine=psync|mmap --rw=read|randread --invalidate=0 --fadvise_hint=0|1 ${FIO_LEAN[*]} [--number_ios=$RANDOM_PER_JOB --norandommap] --group_reporting"
+echo "# vmlab: ${RT[*]} $VMLAB tiobench --engine live --dir $DIR --size $TOTAL_MB --threads $THREADS --block $BS --random $RANDOM_OPS --drop-caches [--mmap]"
+echo "# fio:   sync; echo 3 >/proc/sys/vm/drop_caches; ${RT[*]} fio --directory=$DIR --size=${PER_MB}M --bs=$BS --numjobs=$THREADS --thread --ioengine=psync|mmap --rw=read|randread --invalidate=0 --fadvise_hint=0|1 ${FIO_LEAN[*]} [--number_ios=$RANDOM_PER_JOB --norandommap] --group_reporting"
 # fio's files are made as tiotest makes its own: ftruncate'd to size (sparse), then
 # written block by block, with pwrite for the psync comparison and through a shared
 # mapping for the mmap one, then fsync; one set of files per engine. And as tiotest
@@ -85,7 +90,7 @@ for r in $(seq 1 "$ROUNDS"); do
   for mode in read mmap; do
     flag=""; engine=psync
     [ $mode = mmap ] && { flag="--mmap"; engine=mmap; }
-    "$VMLAB" tiobench --engine live --dir "$DIR" --size "$TOTAL_MB" --threads "$THREADS" --block $BS \
+    "${RT[@]}" "$VMLAB" tiobench --engine live --dir "$DIR" --size "$TOTAL_MB" --threads "$THREADS" --block $BS \
         --random "$RANDOM_OPS" --drop-caches $flag --json -o "$OUT/vmlab-$mode-$r.json"
     fio_job $engine write "$OUT/fio-$mode-write-$r.json"
     fio_job $engine randwrite "$OUT/fio-$mode-randwrite-$r.json"
