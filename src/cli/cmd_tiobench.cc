@@ -1,6 +1,11 @@
 // vmlab tiobench [--size MB] [--block B] [--threads N] [--random N] [--mmap] [--direct]
 //                [--drop-caches] [--dir DIR] [--engine live|sim] [--json] [-o FILE]
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <fstream>
 #include <memory>
@@ -29,6 +34,23 @@ uint64_t twice_memtotal_mb() {
   return 0;
 }
 
+// Whether -o FILE can be written, tried before the run rather than after it: opened for
+// writing without truncating it (an existing file keeps its contents until the run
+// has succeeded), and removed again if this made it.
+status check_output_writable(const std::string& file) {
+  struct stat st {};
+  const bool existed = ::stat(file.c_str(), &st) == 0;
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int e = errno;
+    return status::invalid_argument("-o " + file + ": cannot write it (" + std::strerror(e) +
+                                    "); nothing was run");
+  }
+  ::close(fd);
+  if (!existed) ::unlink(file.c_str());
+  return {};
+}
+
 struct opts {
   tiobench_spec spec;
   std::string engine = "live", dir, format = "table", file;
@@ -45,6 +67,8 @@ int run_tiobench(opts& o) {
     return report_error(status::invalid_argument(
         "--drop-caches writes 3 to /proc/sys/vm/drop_caches before each test, which needs root: run as root or leave "
         "it out"));
+  if (!o.file.empty())
+    if (status w = check_output_writable(o.file); !w.ok()) return report_error(w);
   auto r = live::run_tiobench_live(o.spec, {o.dir});
   if (!r.ok()) return report_error(r.error());
   output_options out;

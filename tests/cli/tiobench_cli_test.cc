@@ -68,6 +68,10 @@ TEST_F(TiobenchCli, BadOptionsExit2WithTheReason) {
   expect_usage_error({"--size", "lots"}, "--size");
   expect_usage_error({"--size", "1", "--threads", "300"}, "less than one 4096-byte block per thread");
   if (::geteuid() != 0) expect_usage_error({"--size", "8", "--drop-caches"}, "needs root");
+  // -o that cannot be written fails before the benchmark runs, not after it.
+  expect_usage_error({"--size", "8", "-o", "/nonexistent/vmlab/out.json"},
+                     "-o /nonexistent/vmlab/out.json: cannot write it (No such file or directory); nothing was run");
+  expect_usage_error({"--size", "8", "-o", tmp_}, "-o " + tmp_ + ": cannot write it (Is a directory)");
   EXPECT_TRUE(left_in_tmp().empty());
 }
 
