@@ -16,13 +16,13 @@
 # figure is the best of its rounds; the 15% is never widened. tiobench's own files are
 # unlinked while open, so fio cannot read those very files: it reads files of the same
 # size, written the same way, in the same directory, on the same filesystem.
-#   usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB (512)] [THREADS (2)] [ROUNDS (6)] [RANDOM_OPS (8000)]
+#   usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB (1024)] [THREADS (2)] [ROUNDS (4)] [RANDOM_OPS (8000)]
 # Exit: 0 agree, 1 disagree, 2 usage, 77 skipped (fio or python3 missing, or not root).
 set -euo pipefail
 VMLAB=${1:?usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB] [THREADS] [ROUNDS] [RANDOM_OPS]}
-TOTAL_MB=${2:-512}
+TOTAL_MB=${2:-1024}
 THREADS=${3:-2}
-ROUNDS=${4:-6}
+ROUNDS=${4:-4}
 # Random reads: the same count on both sides (fio: number_ios per job, and norandommap:
 # blocks drawn with replacement as tiotest's rand_r() draws them). Cold, each is a trip
 # to the disk (~60-100 us here), so a few thousand per thread fill a few tenths of a second.
@@ -74,30 +74,35 @@ fio_job() {  # fio_job ENGINE RW OUTFILE
 echo "# $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); ${TOTAL_MB} MiB in ${THREADS} files of ${PER_MB} MiB, ${BS}-byte blocks, ${RANDOM_OPS} random reads, cold, best of ${ROUNDS}"
 echo "# vmlab: ${RT[*]} $VMLAB tiobench --engine live --dir $DIR --size $TOTAL_MB --threads $THREADS --block $BS --random $RANDOM_OPS --drop-caches [--mmap]"
 echo "# fio:   sync; echo 3 >/proc/sys/vm/drop_caches; ${RT[*]} fio --directory=$DIR --size=${PER_MB}M --bs=$BS --numjobs=$THREADS --thread --ioengine=psync|mmap --rw=read|randread --invalidate=0 --fadvise_hint=0|1 ${FIO_LEAN[*]} [--number_ios=$RANDOM_PER_JOB --norandommap] --group_reporting"
-# fio's files are made as tiotest makes its own: ftruncate'd to size (sparse), then
-# written block by block, with pwrite for the psync comparison and through a shared
-# mapping for the mmap one, then fsync; one set of files per engine. And as tiotest
-# reads the files it has just written, fio's files are written again in every round
-# before they are read (sequential write, then the random writes, each with its fsync):
-# here a file read back just after it was written reads sequentially at a quarter to a
-# half of the rate of the same file read a second time (275 against 1164 MiB/s, fio,
-# cold), so files written once and read in every round would be compared with tiotest's
-# fresh ones. Files of the right size are used as they are: fio lays nothing out.
-for engine in psync mmap; do
-  for ((j = 0; j < THREADS; j++)); do truncate -s "${PER_MB}M" "$DIR/fio-$engine.$j"; done
-done
+# fio's files are made as tiotest makes its own, anew in every round: created and
+# ftruncate'd to size (sparse), written block by block (pwrite for the psync comparison,
+# stores through a shared mapping for the mmap one, as fio's engines do), then the random
+# writes, each with its fsync; read; and removed at the end of the round as tiotest's are.
+# Fresh files matter here: a file read back just after it was written reads sequentially
+# at a quarter to a half of the rate of a second read of it (275 against 1164 MiB/s, fio,
+# cold), and / is mounted with `discard`, so removing 512 MiB sends discards to the
+# hypervisor that slow whatever runs next; with fio's files written once and kept, fio
+# read older files in every round and vmlab's removals landed on fio's reads alone.
+# After each tool: sync, so that its removals' discards are issued before the other runs.
+fio_files() {  # fio_files ENGINE: fresh sparse files of the right size (fio lays nothing out)
+  for ((j = 0; j < THREADS; j++)); do rm -f "$DIR/fio-$1.$j"; truncate -s "${PER_MB}M" "$DIR/fio-$1.$j"; done
+}
 for r in $(seq 1 "$ROUNDS"); do
   for mode in read mmap; do
     flag=""; engine=psync
     [ $mode = mmap ] && { flag="--mmap"; engine=mmap; }
     "${RT[@]}" "$VMLAB" tiobench --engine live --dir "$DIR" --size "$TOTAL_MB" --threads "$THREADS" --block $BS \
         --random "$RANDOM_OPS" --drop-caches $flag --json -o "$OUT/vmlab-$mode-$r.json"
+    sync
+    fio_files $engine
     fio_job $engine write "$OUT/fio-$mode-write-$r.json"
     fio_job $engine randwrite "$OUT/fio-$mode-randwrite-$r.json"
     drop_caches
     fio_job $engine read "$OUT/fio-$mode-seq-$r.json"
     drop_caches
     fio_job $engine randread "$OUT/fio-$mode-rand-$r.json"
+    rm -f "$DIR"/fio-$engine.*
+    sync
   done
 done
 
