@@ -16,7 +16,7 @@
 # figure is the best of its rounds; the 15% is never widened. tiobench's own files are
 # unlinked while open, so fio cannot read those very files: it reads files of the same
 # size, written the same way, in the same directory, on the same filesystem.
-#   usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB (1024)] [THREADS (2)] [ROUNDS (4)] [RANDOM_OPS (8000)]
+#   usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB (1024)] [THREADS (2)] [ROUNDS (4)] [RANDOM_OPS (16000)]
 # Exit: 0 agree, 1 disagree, 2 usage, 77 skipped (fio or python3 missing, or not root).
 set -euo pipefail
 VMLAB=${1:?usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB] [THREADS] [ROUNDS] [RANDOM_OPS]}
@@ -25,8 +25,8 @@ THREADS=${3:-2}
 ROUNDS=${4:-4}
 # Random reads: the same count on both sides (fio: number_ios per job, and norandommap:
 # blocks drawn with replacement as tiotest's rand_r() draws them). Cold, each is a trip
-# to the disk (~60-100 us here), so a few thousand per thread fill a few tenths of a second.
-RANDOM_OPS=${5:-8000}
+# to the disk (~60-100 us here): 8000 a thread fill about half a second a test.
+RANDOM_OPS=${5:-16000}
 BS=4096
 TOL=0.15
 command -v fio >/dev/null || { echo "SKIP: fio is not installed (scripts/install-deps.sh installs it)"; exit 77; }
