@@ -17,7 +17,8 @@
 # unlinked while open, so fio cannot read those very files: it reads files of the same
 # size, written the same way, in the same directory, on the same filesystem.
 #   usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB (1024)] [THREADS (2)] [ROUNDS (4)] [RANDOM_OPS (16000)]
-# Exit: 0 agree, 1 disagree, 2 usage, 77 skipped (fio or python3 missing, or not root).
+# Exit: 0 agree, 1 disagree, 2 usage, 77 skipped (fio, python3 or a C compiler missing,
+# or not root).
 set -euo pipefail
 VMLAB=${1:?usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB] [THREADS] [ROUNDS] [RANDOM_OPS]}
 TOTAL_MB=${2:-1024}
