@@ -193,6 +193,65 @@ vm_area_struct* find_vma(mm_struct& mm, vaddr addr) {
   return addr < it->second.vm_end ? &it->second : nullptr;
 }
 
+namespace {
+
+// 2.6.15 ppc64's huge-page-only areas (huge_policy::htlb_areas; include/asm-powerpc/
+// page_64.h): SID_SHIFT 28 segments below 4 GiB, HTLB_AREA_SHIFT 40 areas above.
+constexpr int kSidShift = 28, kHtlbAreaShift = 40;
+constexpr vaddr kLowAreasEnd = vaddr{1} << 32;
+
+// LOW_ESID_MASK and HTLB_AREA_MASK: the areas [addr, addr + len) touches.
+uint16_t low_area_mask(vaddr addr, bytes len) {
+  if (addr >= kLowAreasEnd) return 0;
+  const vaddr last = std::min<vaddr>(addr + len, kLowAreasEnd) - 1;
+  return static_cast<uint16_t>(((1u << ((last >> kSidShift) + 1)) - (1u << (addr >> kSidShift))) & 0xffff);
+}
+uint16_t high_area_mask(vaddr addr, bytes len) {
+  if (addr + len <= kLowAreasEnd) return 0;
+  const vaddr first = std::max(addr, kLowAreasEnd), last = addr + len - 1;
+  return static_cast<uint16_t>(((1u << ((last >> kHtlbAreaShift) + 1)) - (1u << (first >> kHtlbAreaShift))) & 0xffff);
+}
+
+// Whether a mapping may go at [addr, addr + len) under the huge-page areas, and for a
+// hugetlb one the areas it opens (prepare_hugepage_range: open_low/high_hpage_areas,
+// each area checked for VMAs, EBUSY; is_hugepage_only_range for any other mapping,
+// EINVAL). Simplification: the kernel's get_unmapped_area would search past an area
+// (touches_hugepage_*_range) and hugetlb_get_unmapped_area would open another one; vmlab
+// places a mapping without looking at the areas and refuses it when it lands badly, so
+// scenarios give their hugetlb segments fixed addresses (docs/decisions.md, issue 10).
+status hugetlb_area_check(const kernel& k, const mm_struct& mm, vaddr addr, bytes len, bool huge, uint16_t* low,
+                          uint16_t* high) {
+  *low = low_area_mask(addr, len);
+  *high = high_area_mask(addr, len);
+  if (!k.prof.huge.htlb_areas) return {};
+  if (!huge) {
+    if ((*low & mm.low_htlb_areas) || (*high & mm.high_htlb_areas))
+      return status::refused("EINVAL: [0x" + fmt_hex(addr) + ", 0x" + fmt_hex(addr + len) +
+                             ") lies in a huge-page-only area of this process (2.6.15 ppc64: a 256 MiB segment "
+                             "below 4 GiB or a 1 TiB area above that a hugetlb mapping opened)");
+    return {};
+  }
+  auto busy = [&](vaddr lo, vaddr hi) {
+    auto it = mm.vmas.lower_bound(lo);
+    if (it != mm.vmas.begin() && std::prev(it)->second.vm_end > lo) return true;
+    return it != mm.vmas.end() && it->first < hi;
+  };
+  for (int i = 0; i < 16; ++i) {
+    const vaddr lo = vaddr(i) << kSidShift, hi_lo = std::max(vaddr(i) << kHtlbAreaShift, kLowAreasEnd);
+    if ((*low >> i & 1) && !(mm.low_htlb_areas >> i & 1) && busy(lo, lo + (vaddr{1} << kSidShift)))
+      return status::refused("EBUSY: the 256 MiB segment at 0x" + fmt_hex(lo) +
+                             " holds other mappings, so it cannot become a huge-page segment (2.6.15 ppc64 "
+                             "prepare_low_area_for_htlb)");
+    if ((*high >> i & 1) && !(mm.high_htlb_areas >> i & 1) && busy(hi_lo, (vaddr(i) + 1) << kHtlbAreaShift))
+      return status::refused("EBUSY: the 1 TiB area at 0x" + fmt_hex(vaddr(i) << kHtlbAreaShift) +
+                             " holds other mappings, so it cannot become a huge-page area (2.6.15 ppc64 "
+                             "prepare_high_area_for_htlb)");
+  }
+  return {};
+}
+
+}  // namespace
+
 result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
   const bytes page_mask = k.geo.size() - 1;
   if (o.len == 0 || (o.len & page_mask))
@@ -236,6 +295,8 @@ result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
     if (!r.ok()) return r.error();
     addr = r.value();
   }
+  uint16_t low_areas = 0, high_areas = 0;
+  if (status s = hugetlb_area_check(k, mm, addr, len, huge_shift != 0, &low_areas, &high_areas); !s.ok()) return s;
   vm_area_struct v;
   v.vm_start = addr;
   v.vm_end = addr + len;
@@ -252,6 +313,10 @@ result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
       vm_area_free(k, v);
       return s;
     }
+  if (huge_shift && k.prof.huge.htlb_areas) {
+    mm.low_htlb_areas |= low_areas;
+    mm.high_htlb_areas |= high_areas;
+  }
   mm.vmas.emplace(addr, v);
   mm.maps[o.map] = {addr, o.len};
   merge_around(k, mm, addr);
