@@ -329,8 +329,9 @@ result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
 
 namespace {
 
-// An mshare region's mapping is changed whole or not at all: vmlab does not split one
-// (the patches' rules for a partial munmap or mprotect of a region are not modelled).
+// An mshare region's mapping is changed whole or not at all: the patches' may_split op
+// refuses every split of a process's region VMA (mm/mshare.c mshare_vm_op_split), so a
+// munmap, mprotect or madvise that would split one is EINVAL.
 status mshare_whole(const kernel& k, mm_struct& mm, vaddr start, vaddr end, const char* what) {
   if (!k.prof.ptshare.mshare) return {};
   // The VMAs that overlap [start, end): from the one containing start, if any.
@@ -340,8 +341,9 @@ status mshare_whole(const kernel& k, mm_struct& mm, vaddr start, vaddr end, cons
     const vm_area_struct& v = it->second;
     if (v.vm_end <= start || !is_mshare_vma(k, v)) continue;
     if (start > v.vm_start || end < v.vm_end)
-      return status::refused(std::string("EINVAL: ") + what + " of part of an mshare region (vmlab changes a region's "
-                             "mapping whole only)");
+      return status::refused(std::string("EINVAL: ") + what + " of part of an mshare region: its VMA cannot be split "
+                             "(mshare v3's msharefs_vm_ops.may_split returns -EINVAL, \"Disallow partial unmaps of "
+                             "an mshare region for now\")");
   }
   return {};
 }
@@ -417,8 +419,8 @@ status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t pro
 
 status do_madvise(kernel& k, mm_struct& mm, vaddr start, vaddr end, advice adv) {
   bool unmapped = false;
-  if (status s = mshare_whole(k, mm, start, end, "madvise"); !s.ok()) return s;
   if (adv != advice::dontneed) {
+    if (status s = mshare_whole(k, mm, start, end, "madvise"); !s.ok()) return s;  // it would split the VMA
     // MADV_HUGEPAGE / MADV_NOHUGEPAGE: the flags of the range, VMAs split and merged as
     // for mprotect (madvise_update_vma). Pages already mapped stay as they are.
     for (vaddr a = start; a < end;) {
@@ -454,9 +456,17 @@ status do_madvise(kernel& k, mm_struct& mm, vaddr start, vaddr end, advice adv) 
       continue;
     }
     if (v->locked) return status::refused("EINVAL: MADV_DONTNEED on a locked (VM_LOCKED) mapping");
-    if (is_mshare_vma(k, *v))
-      return status::refused("EINVAL: MADV_DONTNEED inside an mshare region (its host mm's entries; not modelled)");
     const vaddr lo = std::max(a, v->vm_start), hi = std::min(end, v->vm_end);
+    if (is_mshare_vma(k, *v)) {
+      // mshare: the zap goes to the region VMA's unmap_page_range op (mm/mshare.c,
+      // mshare_vm_op_unshare_page_range: "Unlink any shared page tables in the range and
+      // ensure TLBs are flushed. Pages in the mshare region itself are not unmapped."):
+      // this process drops every shared table whose entry the range touches, whole, and
+      // later faults link it again. The host mm's entries and pages stay.
+      ptshare_unshare_range(k, mm, lo, hi, /*keep_mshare=*/false);
+      a = v->vm_end;
+      continue;
+    }
     if (v->is_hugetlb() && ((lo | hi) & ((vaddr{1} << v->huge_shift) - 1)))
       return status::refused("EINVAL: MADV_DONTNEED of a hugetlb mapping must cover whole huge pages");
     zap_range(k, mm, *v, lo, hi, /*reclaim_pt=*/true);
