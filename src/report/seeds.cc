@@ -84,6 +84,13 @@ std::optional<double> pmd_tables_max(const run_result& r) {
   return double(r.peak.pt_pages[static_cast<int>(level::pmd)]);
 }
 
+// A seed-004 figure the seed does not publish (seed_figure::published).
+seed_figure unpublished(std::string_view scenario, std::string_view metric, std::string_view unit,
+                        std::string_view note, std::optional<double> (*extract)(const run_result&),
+                        std::string_view settings) {
+  return {"004", scenario, metric, 0, unit, note, 0, extract, settings, false, "", 0, 0, false};
+}
+
 // Whole numbers print as integers ("paper": 22817885, not 22817885.0).
 nlohmann::json number(double v) {
   if (v >= 0 && v < 9.0e15 && v == std::floor(v)) return uint64_t(v);
@@ -133,22 +140,22 @@ const std::vector<seed_figure>& seed_figures() {
        "8 GB box, hugepages: 37 MB shared", 0.10, page_tables_max, kHuge8gShared, false, "", 0, 0},
       // Not published: the seed gives +4 % (x86-64, 2 MB pages) and +3 % (ppc64, 16 MB
       // pages) throughput for these runs, and no memory figure.
-      {"004", "seeds/ptshare-oltp-x86_64", "PageTables_x86_64_64g_4KiB", 0, "bytes",
-       "x86-64 64 GB, 4 KiB pages, unshared", 0, page_tables_max, "", false, "", 0, 0, false},
-      {"004", "seeds/ptshare-oltp-x86_64", "PageTables_x86_64_64g_huge", 0, "bytes",
-       "x86-64 64 GB, pool on 2 MiB hugetlb pages, unshared (seed: +4 % throughput)", 0, page_tables_max, kHugeX86,
-       false, "", 0, 0, false},
-      {"004", "seeds/ptshare-oltp-x86_64", "pmd_tables_x86_64_64g_huge", 0, "tables",
-       "x86-64 64 GB, 2 MiB pages: PMD tables (4 KiB pages, not in 2.6.15's PageTables)", 0, pmd_tables_max, kHugeX86,
-       false, "", 0, 0, false},
-      {"004", "seeds/ptshare-oltp-ppc64", "PageTables_ppc64_64g_4KiB", 0, "bytes",
-       "ppc64 64 GB, 4 KiB pages, unshared", 0, page_tables_max, "", false, "", 0, 0, false},
-      {"004", "seeds/ptshare-oltp-ppc64", "PageTables_ppc64_64g_huge", 0, "bytes",
-       "ppc64 64 GB, SGA on 16 MiB hugetlb pages, unshared (seed: +3 % throughput)", 0, page_tables_max, kHugePpc64,
-       false, "", 0, 0, false},
-      {"004", "seeds/ptshare-oltp-ppc64", "pmd_tables_ppc64_64g_huge", 0, "tables",
-       "ppc64 64 GB, 16 MiB pages: PMD tables (1 KiB slab objects, not in PageTables)", 0, pmd_tables_max, kHugePpc64,
-       false, "", 0, 0, false},
+      unpublished("seeds/ptshare-oltp-x86_64", "PageTables_x86_64_64g_4KiB", "bytes",
+                  "x86-64 64 GB, 4 KiB pages, unshared", page_tables_max, ""),
+      unpublished("seeds/ptshare-oltp-x86_64", "PageTables_x86_64_64g_huge", "bytes",
+                  "x86-64 64 GB, pool on 2 MiB hugetlb pages, unshared (seed: +4 % throughput)", page_tables_max,
+                  kHugeX86),
+      unpublished("seeds/ptshare-oltp-x86_64", "pmd_tables_x86_64_64g_huge", "tables",
+                  "x86-64 64 GB, 2 MiB pages: PMD tables (4 KiB pages, not in 2.6.15's PageTables)", pmd_tables_max,
+                  kHugeX86),
+      unpublished("seeds/ptshare-oltp-ppc64", "PageTables_ppc64_64g_4KiB", "bytes",
+                  "ppc64 64 GB, 4 KiB pages, unshared", page_tables_max, ""),
+      unpublished("seeds/ptshare-oltp-ppc64", "PageTables_ppc64_64g_huge", "bytes",
+                  "ppc64 64 GB, SGA on 16 MiB hugetlb pages, unshared (seed: +3 % throughput)", page_tables_max,
+                  kHugePpc64),
+      unpublished("seeds/ptshare-oltp-ppc64", "pmd_tables_ppc64_64g_huge", "tables",
+                  "ppc64 64 GB, 16 MiB pages: PMD tables (1 KiB slab objects, not in PageTables)", pmd_tables_max,
+                  kHugePpc64),
   };
   return v;
 }

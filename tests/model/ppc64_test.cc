@@ -16,6 +16,18 @@ namespace {
 
 using namespace vmlab::testing;
 
+// A kernel of `profile` with a pool of `pool` 16 MiB hugetlb pages and hugetlb objects of
+// 16 MiB pages, named and sized by `objs`.
+std::unique_ptr<sim_kernel> huge16(const std::string& profile, uint64_t pool,
+                                   const std::vector<std::pair<std::string, bytes>>& objs) {
+  machine_decl m;
+  m.profile = profile;
+  m.hugepages = {{16 * MiB, pool}};
+  std::vector<object_decl> decls;
+  for (const auto& [name, size] : objs) decls.push_back({name, object_kind::hugetlb, size, 16 * MiB});
+  return make(m, decls);
+}
+
 TEST(Ppc64, FourKFormatIsThe2_6_15Tables) {
   const paging_format* f = find_paging_format("ppc64-4k");
   ASSERT_NE(f, nullptr);
@@ -90,10 +102,7 @@ TEST(Ppc64, OneGiBOfASharedSegmentOn2_6_15) {
 // (16 huge PTEs in each, every eighth entry) and no PTE page; 2.6.15 counts only PTE
 // pages, so PageTables and VmPTE stay 0.
 TEST(Ppc64, SixteenMiBHugetlbPagesOn2_6_15AreEveryEighthPmdEntry) {
-  machine_decl m;
-  m.profile = "linux-2.6.15-ppc64";
-  m.hugepages = {{16 * MiB, 80}};
-  auto k = make(m, {{"sga", object_kind::hugetlb, 1 * GiB, 16 * MiB}});
+  auto k = huge16("linux-2.6.15-ppc64", 80, {{"sga", 1 * GiB}});
   ASSERT_NE(k, nullptr);
   const paging_format& f = k->profile().paging;
   const int pmd = f.index_of(level::pmd);
@@ -145,10 +154,7 @@ TEST(Ppc64, SixteenMiBHugetlbPagesOn2_6_15AreEveryEighthPmdEntry) {
 }
 
 TEST(Ppc64, HugetlbMappingOn2_6_15MustBeSixteenMiBAligned) {
-  machine_decl m;
-  m.profile = "linux-2.6.15-ppc64";
-  m.hugepages = {{16 * MiB, 16}};
-  auto k = make(m, {{"sga", object_kind::hugetlb, 256 * MiB, 16 * MiB}});
+  auto k = huge16("linux-2.6.15-ppc64", 16, {{"sga", 256 * MiB}});
   ASSERT_NE(k, nullptr);
   const paging_format& f = k->profile().paging;
   ASSERT_TRUE(k->spawn(1).ok());
@@ -163,10 +169,7 @@ TEST(Ppc64, HugetlbMappingOn2_6_15MustBeSixteenMiBAligned) {
 // 256 MiB segment below, opened by the first hugetlb mmap in it (EBUSY if it holds any
 // mapping), closed to every other mapping afterwards (EINVAL), inherited at fork.
 TEST(Ppc64, HugetlbAreasOn2_6_15HoldHugePagesOnly) {
-  machine_decl m;
-  m.profile = "linux-2.6.15-ppc64";
-  m.hugepages = {{16 * MiB, 64}};
-  auto k = make(m, {{"sga", object_kind::hugetlb, 256 * MiB, 16 * MiB}, {"seg", object_kind::hugetlb, 256 * MiB, 16 * MiB}});
+  auto k = huge16("linux-2.6.15-ppc64", 64, {{"sga", 256 * MiB}, {"seg", 256 * MiB}});
   ASSERT_NE(k, nullptr);
   const vaddr tib = vaddr{1} << 40, seg = vaddr{1} << 28;
   auto huge_at = [&](uint32_t pid, uint32_t map, int32_t obj, vaddr a) {
@@ -241,10 +244,7 @@ TEST(Ppc64, FragmentPagesServeOneMmEach) {
 }
 
 TEST(Ppc64, SixteenMiBHugetlbPagesAreOnePmdEntryOnHash64K) {
-  machine_decl m;
-  m.profile = "linux-6.18-ppc64";
-  m.hugepages = {{16 * MiB, 32}};
-  auto k = make(m, {{"sga", object_kind::hugetlb, 256 * MiB, 16 * MiB}});
+  auto k = huge16("linux-6.18-ppc64", 32, {{"sga", 256 * MiB}});
   ASSERT_NE(k, nullptr);
   const paging_format& f = k->profile().paging;
   EXPECT_EQ(hugetlb_page_sizes(k->profile()), std::vector<bytes>{16 * MiB});
