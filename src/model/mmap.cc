@@ -212,13 +212,57 @@ uint16_t high_area_mask(vaddr addr, bytes len) {
   return static_cast<uint16_t>(((1u << ((last >> kHtlbAreaShift) + 1)) - (1u << (first >> kHtlbAreaShift))) & 0xffff);
 }
 
+// The start of the area addr lies in: its 256 MiB segment below 4 GiB, its 1 TiB area
+// above (the first of which starts at 4 GiB).
+vaddr htlb_area_start(vaddr addr) {
+  if (addr < kLowAreasEnd) return addr & ~((vaddr{1} << kSidShift) - 1);
+  return std::max(addr & ~((vaddr{1} << kHtlbAreaShift) - 1), kLowAreasEnd);
+}
+
+bool htlb_area_busy(const mm_struct& mm, vaddr lo, vaddr hi) {
+  auto it = mm.vmas.lower_bound(lo);
+  if (it != mm.vmas.begin() && std::prev(it)->second.vm_end > lo) return true;
+  return it != mm.vmas.end() && it->first < hi;
+}
+
+// get_unmapped_area on 2.6.15 ppc64 with huge-page areas, for a 64-bit process.
+// Another mapping: arch_get_unmapped_area_topdown, which goes on below an open area the
+// candidate touches (touches_hugepage_low/high_range: addr = area start - len).
+// A hugetlb one: hugetlb_get_unmapped_area, first the lowest fit in the areas already
+// open (htlb_get_high_area), else an area opened from the top down (the areamask loop
+// from TASK_SIZE_USER64 - len), the first that holds no mapping, at its lowest address.
+// Simplifications: a hugetlb mapping lies in one 1 TiB area (the kernel lets it span
+// adjacent ones), and the legacy layout and 32-bit processes' low segments are left
+// out. 0 when nothing fits.
+vaddr htlb_unmapped_area(const kernel& k, const mm_struct& mm, bytes len, bytes align, bytes phase, bool huge) {
+  const vaddr task = k.prof.paging.task_size, area = vaddr{1} << kHtlbAreaShift;
+  const int areas = static_cast<int>(std::min<vaddr>(16, div_round_up(task, area)));
+  if (huge) {
+    for (int i = 0; i < areas; ++i)
+      if (mm.high_htlb_areas >> i & 1)
+        if (const vaddr a = area_bottomup(mm, htlb_area_start(vaddr(i) * area), std::min(task, (vaddr(i) + 1) * area),
+                                          len, align, phase))
+          return a;
+    for (int i = areas - 1; i >= 0; --i) {
+      const vaddr lo = htlb_area_start(vaddr(i) * area), hi = std::min(task, (vaddr(i) + 1) * area);
+      if (mm.high_htlb_areas >> i & 1 || htlb_area_busy(mm, lo, hi)) continue;
+      if (const vaddr a = align_up(lo, align, phase); a + len <= hi) return a;
+    }
+    return 0;
+  }
+  vaddr high = k.prof.mmap_base;
+  for (;;) {
+    const vaddr a = area_topdown(mm, high, len, align, phase);
+    if (!a || !((low_area_mask(a, len) & mm.low_htlb_areas) || (high_area_mask(a, len) & mm.high_htlb_areas)))
+      return a;
+    high = htlb_area_start(a);
+  }
+}
+
 // Whether a mapping may go at [addr, addr + len) under the huge-page areas, and for a
 // hugetlb one the areas it opens (prepare_hugepage_range: open_low/high_hpage_areas,
 // each area checked for VMAs, EBUSY; is_hugepage_only_range for any other mapping,
-// EINVAL). Simplification: the kernel's get_unmapped_area would search past an area
-// (touches_hugepage_*_range) and hugetlb_get_unmapped_area would open another one; vmlab
-// places a mapping without looking at the areas and refuses it when it lands badly, so
-// scenarios give their hugetlb segments fixed addresses (docs/decisions.md, issue 10).
+// EINVAL). A fixed address is checked as given; htlb_unmapped_area places the others.
 status hugetlb_area_check(const kernel& k, const mm_struct& mm, vaddr addr, bytes len, bool huge, uint16_t* low,
                           uint16_t* high) {
   *low = low_area_mask(addr, len);
@@ -231,11 +275,7 @@ status hugetlb_area_check(const kernel& k, const mm_struct& mm, vaddr addr, byte
                              "below 4 GiB or a 1 TiB area above that a hugetlb mapping opened)");
     return {};
   }
-  auto busy = [&](vaddr lo, vaddr hi) {
-    auto it = mm.vmas.lower_bound(lo);
-    if (it != mm.vmas.begin() && std::prev(it)->second.vm_end > lo) return true;
-    return it != mm.vmas.end() && it->first < hi;
-  };
+  auto busy = [&](vaddr lo, vaddr hi) { return htlb_area_busy(mm, lo, hi); };
   for (int i = 0; i < 16; ++i) {
     const vaddr lo = vaddr(i) << kSidShift, hi_lo = std::max(vaddr(i) << kHtlbAreaShift, kLowAreasEnd);
     if ((*low >> i & 1) && !(mm.low_htlb_areas >> i & 1) && busy(lo, lo + (vaddr{1} << kSidShift)))
@@ -290,6 +330,11 @@ result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
                               ") lies outside user space");
     if (overlaps(mm, o.addr, o.addr + len)) return status::refused("EEXIST: fixed mapping overlaps an existing mapping");
     addr = o.addr;
+  } else if (k.prof.huge.htlb_areas && k.prof.layout == mmap_layout::topdown) {
+    addr = htlb_unmapped_area(k, mm, len, align, phase, huge_shift != 0);
+    if (!addr)
+      return status::refused("ENOMEM: no free range of " + std::to_string(len) + " bytes outside (or, for hugetlb, "
+                             "inside) this process's huge-page-only areas");
   } else {
     auto r = get_unmapped_area(k, mm, len, align, phase);
     if (!r.ok()) return r.error();

@@ -196,6 +196,22 @@ TEST(Ppc64, HugetlbAreasOn2_6_15HoldHugePagesOnly) {
   ASSERT_TRUE(k->fork(2, 3).ok());
   EXPECT_FALSE(small_at(3, 4, tib + 512 * GiB).ok());
   EXPECT_EQ(k->check_invariants(), "");
+  // Without an address: a hugetlb mapping opens the highest 1 TiB area that holds no
+  // mapping, at its bottom, and the next one goes into that open area; another mapping
+  // goes on below an open area (hugetlb_get_unmapped_area, arch_get_unmapped_area_topdown).
+  const vaddr top = k->profile().paging.task_size;
+  ASSERT_TRUE(k->spawn(4).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(4, 0, 2 * MiB)).ok());  // under mmap_base: the top area
+  ASSERT_TRUE(k->mmap(ops::mmap_object(4, 1, 0, 256 * MiB).shared().hugetlb()).ok());
+  EXPECT_EQ(k->map_addr(4, 1), top - 2 * tib);
+  ASSERT_TRUE(k->mmap(ops::mmap_object(4, 2, 1, 256 * MiB).shared().hugetlb()).ok());
+  EXPECT_EQ(k->map_addr(4, 2), top - 2 * tib + 256 * MiB);
+  ASSERT_TRUE(k->spawn(5).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_object(5, 0, 0, 256 * MiB).shared().hugetlb()).ok());
+  EXPECT_EQ(k->map_addr(5, 0), top - tib);  // the top area was empty
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(5, 1, 2 * MiB)).ok());
+  EXPECT_EQ(k->map_addr(5, 1), top - tib - 2 * MiB);  // just below the open area
+  EXPECT_EQ(k->check_invariants(), "");
 }
 
 // linux-6.18-ppc64: one process maps t PTE tables' worth (t x 16 MiB) of a shared segment.
