@@ -8,6 +8,7 @@
 
 #include "engine/engine.h"
 #include "model/profile.h"
+#include "report/report.h"
 #include "workload/image.h"
 #include "workload/scenario.h"
 
@@ -88,6 +89,19 @@ TEST(Image, Ppc64AddressesLieInItsUserSpace) {
     EXPECT_EQ(maps[3].addr + maps[3].size, f.task_size - (128 << 20));  // the libraries end at mmap_base
     EXPECT_EQ(maps[4].addr + maps[4].size, f.task_size);                // the stack VMA ends at the top
   }
+}
+
+// On 64 KiB pages the image's written anonymous memory is 128 KiB of data, 512 KiB of
+// heap and the stack's one 64 KiB page: 11 pages, which the report prints in 64 KiB
+// pages (the Rss figures count the kernel's base pages, run_result::page_size).
+TEST(Image, RssOfA64KiBPageImageIsInItsPages) {
+  const run_result r = run("[kernel]\nprofile = \"linux-6.18-ppc64\"\n[[group]]\nname = \"g\"\nimage = \"typical\"\n");
+  EXPECT_EQ(r.page_size, 64 * KiB);
+  const image_spec img;
+  const uint64_t anon = (img.data + img.heap) / (64 * KiB) + 1;
+  EXPECT_EQ(anon, 11u);
+  EXPECT_EQ(r.samples.back().procs.at(0).rss_anon, anon);
+  EXPECT_NE(format_table(r).find(" 704.0 KiB "), std::string::npos) << format_table(r);
 }
 
 TEST(Image, Errors) {
