@@ -170,6 +170,9 @@ struct run_result {
   std::string engine;    // "sim" or "live"
   std::string scenario;  // source path or built-in name
   std::string profile;   // kernel profile name
+  // The kernel's base page, in which the per-process Rss* figures and slab pages count
+  // (sim: the profile's paging format, 64 KiB on ppc64-hash-64k; live: the host's 4 KiB).
+  bytes page_size = 4096;
   uint64_t ops_applied = 0;
   uint64_t faults = 0;         // all page faults taken (minor; no I/O is modelled here)
   uint64_t cow_faults = 0;     // write faults that broke COW (sim only)

@@ -86,6 +86,7 @@ result<run_result> run_sim(const op_stream& s, const sim_options& opt) {
   r.scenario = s.source;
   r.process_image = s.has_process_image();
   r.profile = k.profile().name;
+  r.page_size = k.profile().paging.page_size();
   r.slabinfo_version = k.slabinfo_version();
   r.rmap = rmap_scheme_name(k.profile().rmap.scheme);
   r.vmpte_line = k.profile().reports_vmpte;

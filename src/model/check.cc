@@ -42,7 +42,14 @@ void walk_leaf(const kernel& k, const mm_struct& mm, const pt_dir* d, uint32_t i
   const vm_area_struct* v = nullptr;
   if (it != mm.vmas.begin() && std::prev(it)->second.vm_end > base) v = &std::prev(it)->second;
   if (!v) { rc.err << "huge leaf outside any VMA at 0x" << fmt_hex(base) << "; "; return; }
-  const uint64_t pages = f.at(idx).span() >> k.geo.shift;
+  const uint64_t pages = f.at(idx).leaf_size() >> k.geo.shift;
+  // A leaf larger than its entry: in the entry of its aligned address, the rest of its
+  // span empty (arch.h invariant 5).
+  if (const uint32_t stride = f.at(idx).leaf_stride(); stride > 1) {
+    if (i & (stride - 1)) rc.err << "a huge leaf off its aligned entry at 0x" << fmt_hex(base) << "; ";
+    for (uint32_t j = i + 1; j < (i | (stride - 1)) + 1 && j < d->entries; ++j)
+      if (d->slot[j]) rc.err << "an entry inside the span of the huge leaf at 0x" << fmt_hex(base) << "; ";
+  }
   const uint32_t id = d->page_of(i);
   if (d->slot[i] != no_deposit()) {
     // An anonymous THP's (or the huge zero page's) deposited table: a PTE-level node of
@@ -55,7 +62,7 @@ void walk_leaf(const kernel& k, const mm_struct& mm, const pt_dir* d, uint32_t i
     if (!v->is_anon() || idx != f.nr_levels - 2) rc.err << "a deposit under a leaf that is not an anonymous PMD; ";
   }
   if (v->is_hugetlb()) {
-    if (f.at(idx).shift != v->huge_shift) rc.err << "hugetlb leaf of the wrong size at 0x" << fmt_hex(base) << "; ";
+    if (f.at(idx).leaf_size() != bytes{1} << v->huge_shift) rc.err << "hugetlb leaf of the wrong size at 0x" << fmt_hex(base) << "; ";
     if (id) ++rc.huge_refs[id];
     if (k.prof.huge.hugetlb_in_rss) rss.file += pages;
     return;

@@ -363,8 +363,10 @@ leaf_ref find_leaf(kernel& k, mm_struct& mm, vaddr addr) {
   const paging_format& f = k.prof.paging;
   pt_dir* d = mm.pgd;
   for (int i = 0; i < f.nr_levels - 1 && d; ++i) {
+    // A leaf sits in the entry of its huge page's aligned address (arch.h 5).
+    const bytes size = f.at(i).leaf_size();
+    if (const uint32_t y = f.index(i, addr & ~(size - 1)); d->is_leaf(y)) return {d, y, i, addr & ~(size - 1), size};
     const uint32_t x = f.index(i, addr);
-    if (d->is_leaf(x)) return {d, x, i, addr & ~(f.at(i).span() - 1), f.at(i).span()};
     if (i == f.nr_levels - 2) break;
     d = static_cast<pt_dir*>(d->slot[x]);
   }

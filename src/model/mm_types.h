@@ -157,6 +157,10 @@ struct mm_struct {
   level_counts nr_tables{};              // tables this mm points to, per level
   mm_rss rss;
   bytes hugetlb_usage = 0;  // mm->hugetlb_usage: /proc/PID/status HugetlbPages
+  // 2.6.15 ppc64 mm->context.low_htlb_areas / high_htlb_areas: the 256 MiB segments below
+  // 4 GiB and the 1 TiB areas above that hold huge pages only (huge_policy::htlb_areas).
+  // Opened by a hugetlb mmap, never closed; inherited at fork (dup_mm copies the context).
+  uint16_t low_htlb_areas = 0, high_htlb_areas = 0;
   uint64_t min_flt = 0;
   // Mapping names -> the range they were created with (ops address [base+off, +len)).
   std::map<uint32_t, std::pair<vaddr, bytes>> maps;

@@ -206,7 +206,7 @@ kernel_profile linux_6_18_mshare() {
 kernel_profile linux_2_6_15_ppc64() {
   kernel_profile p = linux_2_6_15_x86_64();
   p.name = "linux-2.6.15-ppc64";
-  p.description = "Linux 2.6.15, ppc64 4 KiB pages (hash MMU), 128-byte cache lines; no hugetlb (16 MiB pages not modelled)";
+  p.description = "Linux 2.6.15, ppc64 4 KiB pages (hash MMU), 128-byte cache lines, 16 MiB hugetlb pages";
   p.paging = *find_paging_format("ppc64-4k");
   p.mmap_base = p.paging.task_size - 128 * MiB;
   p.default_memory = 64 * GiB;
@@ -226,11 +226,13 @@ kernel_profile linux_2_6_15_ppc64() {
   // ppc64 has no highmem and no ZONE_DMA32 (all of memory is in ZONE_DMA there; vmlab's
   // DMA + Normal split restricts no allocation either).
   p.zones = {.highmem = false, .lowmem_limit = 0, .dma32_limit = 0, .highpte = false};
-  // 2.6.15 had 16 MiB hugetlb pages on ppc64, mapped by one PMD entry per 16 MiB (of the
-  // eight its span covers): vmlab's leaves map exactly one entry's span, so they are left
-  // out rather than approximated (docs/decisions.md, issue 10).
+  // hugetlb: 16 MiB pages (arch.h ppc64-4k: one PMD entry per page, eight entries apart),
+  // counted in file_rss as 2.6.15's generic hugetlb_no_page does; no PMD sharing (powerpc
+  // never had ARCH_WANT_HUGE_PMD_SHARE), no 16 GiB pages; huge-page-only areas.
   p.huge = {};
-  p.hugetlb_missing = "its 16 MiB ppc64 hugetlb pages are not modelled on the ppc64-4k format";
+  p.huge.hugetlb = true;
+  p.huge.hugetlb_in_rss = true;
+  p.huge.htlb_areas = true;
   return p;
 }
 
@@ -349,8 +351,8 @@ std::vector<bytes> hugetlb_page_sizes(const kernel_profile& p) {
   const paging_format& f = p.paging;
   for (int i = f.nr_levels - 2; i >= 0; --i) {
     if (!f.at(i).leaf) continue;
-    if (f.at(i).span() > f.pmd_huge_size() && !p.huge.gigantic) continue;
-    out.push_back(f.at(i).span());
+    if (f.at(i).leaf_size() > f.pmd_huge_size() && !p.huge.gigantic) continue;
+    out.push_back(f.at(i).leaf_size());
   }
   return out;
 }
@@ -377,6 +379,15 @@ std::vector<std::string> profile_names() {
   return v;
 }
 
+namespace {
+// powerpc's formats: PMD tables that are per-mm fragments (hash-64K), or huge pages larger
+// than one PMD entry's span (ppc64-4k); powerpc never selected ARCH_WANT_HUGE_PMD_SHARE.
+bool pmd_share_impossible(const paging_format& f) {
+  const int pmd = f.index_of(level::pmd);
+  return pmd >= 0 && (f.at(pmd).alloc == table_alloc::mm_fragment || f.at(pmd).leaf_stride() > 1);
+}
+}  // namespace
+
 status apply_override(kernel_profile& p, const std::string& key, const std::string& value) {
   if (key == "paging") {
     const paging_format* f = find_paging_format(value);
@@ -385,9 +396,9 @@ status apply_override(kernel_profile& p, const std::string& key, const std::stri
     if (p.mmap_base >= p.paging.task_size)
       p.mmap_base = p.layout == mmap_layout::legacy ? p.paging.task_size / 3 : p.paging.task_size - 128 * MiB;
     p.objs.slab.page_size = static_cast<uint32_t>(p.paging.page_size());  // slabs are made of base pages
-    // Per-mm fragment PMD tables are never shared (powerpc has no hugetlb PMD sharing).
-    if (const int pmd = p.paging.index_of(level::pmd); pmd >= 0 && p.paging.at(pmd).alloc == table_alloc::mm_fragment)
-      p.huge.pmd_share = false;
+    // powerpc has no hugetlb PMD sharing (no ARCH_WANT_HUGE_PMD_SHARE): not on per-mm
+    // fragment PMD tables, nor where a huge page is a PMD entry of a smaller span.
+    if (pmd_share_impossible(p.paging)) p.huge.pmd_share = false;
     return {};
   }
   if (key == "pti") return parse_bool(key, value, p.pti);
@@ -453,10 +464,10 @@ status apply_override(kernel_profile& p, const std::string& key, const std::stri
     if (status s = parse_bool(key, value, p.huge.pmd_share); !s.ok()) return s;
     if (p.huge.pmd_share && !p.huge.hugetlb)
       return status::invalid_argument("kernel override 'hugetlb_pmd_share': " + p.name + " has no hugetlb pages");
-    if (const int pmd = p.paging.index_of(level::pmd);
-        p.huge.pmd_share && pmd >= 0 && p.paging.at(pmd).alloc == table_alloc::mm_fragment)
+    if (p.huge.pmd_share && pmd_share_impossible(p.paging))
       return status::invalid_argument("kernel override 'hugetlb_pmd_share': the " + p.paging.name +
-                                      " format's PMD tables are per-mm fragments, which are never shared");
+                                      " format is powerpc's, which has no hugetlb PMD sharing (its PMD tables are "
+                                      "per-mm fragments, or its huge pages are PMD entries of a smaller span)");
     return {};
   }
   if (key == "ptshare_pte" || key == "ptshare_pmd" || key == "ptshare_pud") {

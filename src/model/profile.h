@@ -87,6 +87,13 @@ struct huge_policy {
   bool hugetlb = false;
   // 1 GiB hugetlb pages at the PUD level (x86-64, X86_FEATURE_GBPAGES).
   bool gigantic = false;
+  // 2.6.15 ppc64 (arch/powerpc/mm/hugetlbpage.c, include/asm-powerpc/page_64.h): huge
+  // pages live only in huge-page-only areas, the 256 MiB segments (SID_SHIFT 28) below
+  // 4 GiB and the 1 TiB areas (HTLB_AREA_SHIFT 40) above, the first of these starting at
+  // 4 GiB. A hugetlb mmap opens its areas, which must hold no mapping yet (EBUSY); no
+  // other mapping may enter an open area (is_hugepage_only_range). So no PUD or PMD table
+  // there serves small pages. mmap.cc: hugetlb_area_check(), htlb_unmapped_area().
+  bool htlb_areas = false;
   // huge_pmd_share(): processes mapping the same hugetlb file at the same offset within a
   // 1 GiB window share the PMD table (CONFIG_ARCH_WANT_HUGE_PMD_SHARE, x86; Ken Chen, 2.6.20).
   bool pmd_share = false;

@@ -84,6 +84,7 @@ result<run_result> run_result_from_json(const json& j, const std::string& where)
     r.engine = j.at("engine").get<std::string>();
     r.scenario = j.at("scenario").get<std::string>();
     r.profile = j.at("profile").get<std::string>();
+    r.page_size = j.value("page_size", uint64_t{4096});
     r.ops_applied = u64(j, "ops_applied");
     r.faults = u64(j, "faults");
     r.cow_faults = u64(j, "cow_faults");

@@ -45,7 +45,9 @@ std::optional<rule_error> check_object(const kernel_profile& p, const object_dec
                                               d.name, p.name)};
     if (d.kind == object_kind::hugetlb)
       return rule_error{"mshare", fmt::format("object '{}': hugetlb memory inside an mshare region is not modelled "
-                                              "(shm and file regions are)", d.name)};
+                                              "(shm and file regions are): its huge PMD entries would be leaves in the "
+                                              "region's shared tables, which vmlab's shared subtrees never hold "
+                                              "(docs/decisions.md, issue 10)", d.name)};
     const bytes unit = mshare_unit(p);
     if (!unit) return rule_error{"mshare", fmt::format("object '{}': {} paging has no PUD level to share at", d.name, p.paging.name)};
     if (d.size % unit)

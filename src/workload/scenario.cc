@@ -537,6 +537,26 @@ status read_map(const source_text& src, const toml::table& t, const scenario_spe
 // `image = "typical"`, `"none"` or a table of resident sizes (image.h): the image's
 // mappings go first in the group, fixed, touched at spawn; its files are the objects
 // image.exe and image.libs, shared by every group with an image.
+// An image's mappings must lie in the format's user space and apart from each other (a
+// size a table gives can push one into the next, or past TASK_SIZE on i386).
+status check_image_fits(const table_reader& gr, std::vector<image_map> maps, const paging_format& f) {
+  auto hex = [](vaddr a) { return fmt::format("{:#x}", a); };
+  std::sort(maps.begin(), maps.end(), [](const image_map& a, const image_map& b) { return a.addr < b.addr; });
+  for (size_t i = 0; i < maps.size(); ++i) {
+    const image_map& m = maps[i];
+    const vaddr end = m.addr + m.size;
+    if (end > f.task_size || end < m.addr)
+      return gr.bad_value("image", "the process image's " + m.name + " [" + hex(m.addr) + ", " + hex(end) +
+                                       ") lies outside the user address space of the " + f.name + " format (TASK_SIZE " +
+                                       hex(f.task_size) + "): make it smaller");
+    if (i + 1 < maps.size() && end > maps[i + 1].addr)
+      return gr.bad_value("image", "the process image's " + m.name + " [" + hex(m.addr) + ", " + hex(end) +
+                                       ") runs into its " + maps[i + 1].name + " at " + hex(maps[i + 1].addr) +
+                                       ": make it smaller");
+  }
+  return {};
+}
+
 status read_image(const source_text& src, const table_reader& gr, scenario_spec& sc, group_spec& g, group_index& gi) {
   if (!gr.has("image")) return {};
   image_spec img;
@@ -564,7 +584,9 @@ status read_image(const source_text& src, const table_reader& gr, scenario_spec&
     return gr.wrong_type("image", *n, "\"typical\", \"inspected\", \"none\" or a table of sizes");
   }
   g.image = true;
-  for (const image_map& im : image_maps(img, sc.profile.paging)) {
+  const std::vector<image_map> maps = image_maps(img, sc.profile.paging);
+  if (status s = check_image_fits(gr, maps, sc.profile.paging); !s.ok()) return s;
+  for (const image_map& im : maps) {
     map_spec ms;
     ms.name = im.name;
     ms.where = ms.size_at = ms.addr_at = gr.where("image");

@@ -372,7 +372,9 @@ TEST(ScenarioErrors, MshareRegions) {
             "5:8: object 'sga': an mshare region's size must be a multiple of 1 GiB (mshare_info, PUD_SIZE), not "
             "1610612736 bytes");
   EXPECT_EQ(where(head + "[[object]]\nname = \"h\"\nkind = \"hugetlb\"\nsize = \"1GiB\"\nmshare = true\n"),
-            "7:10: object 'h': hugetlb memory inside an mshare region is not modelled (shm and file regions are)");
+            "7:10: object 'h': hugetlb memory inside an mshare region is not modelled (shm and file regions are): its huge "
+            "PMD entries would be leaves in the region's shared tables, which vmlab's shared subtrees never hold "
+            "(docs/decisions.md, issue 10)");
   const std::string grp = "[[group]]\nname = \"c\"\n  [[group.map]]\n  name = \"m\"\n  object = \"sga\"\n";
   EXPECT_EQ(where(head + obj + grp),
             "11:12: mshare region 'sga' is mapped MAP_SHARED only (\"mshare won't support mapping objects in it with "
