@@ -266,9 +266,25 @@ void warm_up(worker_state& w) {
   handle(c, nullptr, 0);
   c.kind = cmd_kind::touch_pages;
   handle(c, w.buf, 0);
-  c.kind = cmd_kind::file_io;  // fd -1: EBADF
+  // file_io with fd -1 (EBADF) down each of its calls, so that every libc function it
+  // uses is bound (lazy PLT binding runs ld.so and faults its pages) before the baseline:
+  // pread, pwrite, preadv, pwritev (one iovec in the payload), fcntl (O_DIRECT).
+  c.kind = cmd_kind::file_io;
+  c.fd = -1;
   c.len = 1;
+  c.prot = 0;
+  for (uint32_t wr = 0; wr < 2; ++wr) {
+    c.write = wr;
+    c.count = 0;
+    handle(c, w.buf + sizeof(command), 0);
+    c.count = 1;
+    handle(c, w.buf + sizeof(command), sizeof(iovec));
+  }
+  c.count = 0;
+  c.write = 0;
+  c.prot = kFileIoDirect;
   handle(c, w.buf + sizeof(command), 0);
+  c.prot = 0;
   c.len = 0;
   c.kind = cmd_kind::fsync;
   handle(c, nullptr, 0);
