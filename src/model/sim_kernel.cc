@@ -305,8 +305,7 @@ status sim_kernel::file_io(const op& o) {
   if (o.direct) {
     // O_DIRECT (generic_file_direct_write / filemap_read's IOCB_DIRECT path): dirty
     // cached pages of the range are written first; the data skips the page cache.
-    const uint64_t w = filemap_write_and_wait(k, o.object, pg, n);
-    (void)w;
+    filemap_write_and_wait(k, o.object, pg, n);
   } else if (reading ? !filemap_read(k, o.object, pg, n) : !filemap_write(k, o.object, pg, n)) {
     return oom_status(k, "a page-cache page", gfp_zone::highuser);
   }

@@ -616,6 +616,25 @@ status read_groups(const source_text& src, const table_reader& top, scenario_spe
   return {};
 }
 
+// An optional size of a [[phase]] in whole pages, not 0 ('length', 'request').
+status get_phase_size(const table_reader& p, const char* key, std::optional<bytes>& out, source_location& at) {
+  if (!p.has(key)) return {};
+  bytes v = 0;
+  if (status s = p.get_page_size(key, v); !s.ok()) return s;
+  if (v == 0) return p.bad_value(key, std::string("'") + key + "' in [[phase]] must not be 0");
+  out = v;
+  at = p.where(key);
+  return {};
+}
+
+// A [[phase]]'s 'map' and the 'offset' in it.
+status get_phase_map(const table_reader& p, phase_spec& ph) {
+  if (status s = p.get("map", ph.map); !s.ok()) return s;
+  ph.map_at = p.where("map");
+  ph.offset_at = p.where("offset");
+  return p.get_page_size("offset", ph.offset);
+}
+
 // The keys of a read, readv, write or fsync phase (the generator checks them against the
 // object and the mapping, which it knows).
 status read_io_phase(const table_reader& p, phase_spec& ph) {
@@ -625,25 +644,10 @@ status read_io_phase(const table_reader& p, phase_spec& ph) {
   if (ph.act == phase_action::fsync) return {};
   ph.file_offset_at = p.where("file_offset");
   if (status s = p.get_page_size("file_offset", ph.file_offset); !s.ok()) return s;
-  if (p.has("length")) {
-    bytes len = 0;
-    if (status s = p.get_page_size("length", len); !s.ok()) return s;
-    if (len == 0) return p.bad_value("length", "'length' in [[phase]] must not be 0");
-    ph.length = len;
-    ph.length_at = p.where("length");
-  }
-  if (p.has("request")) {
-    bytes r = 0;
-    if (status s = p.get_page_size("request", r); !s.ok()) return s;
-    if (r == 0) return p.bad_value("request", "'request' must not be 0");
-    ph.request = r;
-    ph.request_at = p.where("request");
-  }
+  if (status s = get_phase_size(p, "length", ph.length, ph.length_at); !s.ok()) return s;
+  if (status s = get_phase_size(p, "request", ph.request, ph.request_at); !s.ok()) return s;
   if (p.has("map")) {
-    if (status s = p.get("map", ph.map); !s.ok()) return s;
-    ph.map_at = p.where("map");
-    ph.offset_at = p.where("offset");
-    if (status s = p.get_page_size("offset", ph.offset); !s.ok()) return s;
+    if (status s = get_phase_map(p, ph); !s.ok()) return s;
   } else if (ph.act == phase_action::readv) {
     return p.missing("map");
   } else if (p.has("offset")) {
@@ -735,17 +739,8 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
       if (status s = read_io_phase(p, ph); !s.ok()) return s;
     } else if (ph.act != phase_action::exit) {
       if (!p.has("map")) return p.missing("map");
-      if (status s = p.get("map", ph.map); !s.ok()) return s;
-      ph.map_at = p.where("map");
-      ph.offset_at = p.where("offset");
-      if (status s = p.get_page_size("offset", ph.offset); !s.ok()) return s;
-      if (p.has("length")) {
-        bytes len = 0;
-        if (status s = p.get_page_size("length", len); !s.ok()) return s;
-        if (len == 0) return p.bad_value("length", "'length' in [[phase]] must not be 0");
-        ph.length = len;
-        ph.length_at = p.where("length");
-      }
+      if (status s = get_phase_map(p, ph); !s.ok()) return s;
+      if (status s = get_phase_size(p, "length", ph.length, ph.length_at); !s.ok()) return s;
     }
     if (ph.act == phase_action::touch) {
       std::string pat = "sequential";

@@ -10,11 +10,6 @@
 
 namespace vmlab {
 
-// The same accessor check_test.cc declares (identical definition, as the ODR allows).
-struct sim_kernel_internals {
-  static kernel& of(sim_kernel& k) { return *k.k_; }
-};
-
 namespace {
 
 using namespace vmlab::testing;
