@@ -305,5 +305,50 @@ TEST(Filemap, DroppingPagesFreesNodesAndShrinks) {
   EXPECT_EQ(k->check_invariants(), "");
 }
 
+// A shmem THP is one multi-index entry in 8 slots of a level-2 node (xas_set_order(9)):
+// no bottom node under it. Four 2 MiB folios of an 8 MiB segment (indices 0..2047, two
+// levels): the root alone. A 4 KiB page of another segment's first word costs one bottom
+// node (and is that object's root).
+TEST(Filemap, ShmemThpFoliosNeedNoBottomNodes) {
+  auto k = make("linux-6.18", {{"shmem_enabled", "always"}}, 0,
+                {{"shm", object_kind::shm, 8 * MiB}, {"small", object_kind::shm, 1 * MiB}});
+  ASSERT_TRUE(k);
+  ASSERT_TRUE(k->spawn(1).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_object(1, 0, 0, 8 * MiB).shared().align(2 * MiB)).ok());
+  ASSERT_TRUE(k->touch(1, 0, 0, 8 * MiB, kPage, false).ok());
+  EXPECT_EQ(k->meminfo_now().shmem_huge, 8 * MiB);
+  EXPECT_EQ(k->meminfo_now().cached, 8 * MiB);
+  EXPECT_EQ(nodes(*k), 1u);
+  EXPECT_EQ(k->check_invariants(), "");
+  // The small segment is not a whole folio: 4 KiB pages, page 1 alone -> one node.
+  ASSERT_TRUE(k->mmap(ops::mmap_object(1, 1, 1, 64 * kPage).shared().hint(advice::nohugepage)).ok());
+  ASSERT_TRUE(k->touch(1, 1, kPage, kPage, kPage, false).ok());
+  EXPECT_EQ(nodes(*k), 2u);
+  EXPECT_EQ(k->check_invariants(), "");
+}
+
+// MADV_SEQUENTIAL / MADV_RANDOM split the VMA as any flag change does, and merge back
+// when the flags agree again.
+TEST(Filemap, ReadaheadAdviceSplitsAndMerges) {
+  auto k = boot("linux-6.18");
+  ASSERT_TRUE(k);
+  ASSERT_TRUE(k->spawn(1).ok());
+  ASSERT_TRUE(k->mmap(map_op(1, 0, 64 * kPage, kFile, true)).ok());
+  auto vmas = [&] { return sim_kernel_internals::of(*k).mms.at(1)->vmas.size(); };
+  EXPECT_EQ(vmas(), 1u);
+  ASSERT_TRUE(k->madvise(1, 0, 16 * kPage, 16 * kPage, advice::random).ok());
+  EXPECT_EQ(vmas(), 3u);
+  const auto& mm = *sim_kernel_internals::of(*k).mms.at(1);
+  EXPECT_TRUE(std::next(mm.vmas.begin())->second.rand_read);
+  EXPECT_FALSE(std::next(mm.vmas.begin())->second.seq_read);
+  ASSERT_TRUE(k->madvise(1, 0, 16 * kPage, 16 * kPage, advice::sequential).ok());
+  EXPECT_EQ(vmas(), 3u);
+  EXPECT_TRUE(std::next(mm.vmas.begin())->second.seq_read);
+  EXPECT_FALSE(std::next(mm.vmas.begin())->second.rand_read);
+  ASSERT_TRUE(k->madvise(1, 0, 0, 64 * kPage, advice::random).ok());
+  EXPECT_EQ(vmas(), 1u);
+  EXPECT_EQ(k->check_invariants(), "");
+}
+
 }  // namespace
 }  // namespace vmlab
