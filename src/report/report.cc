@@ -117,7 +117,8 @@ struct mi_column {
 };
 
 std::vector<mi_column> mi_columns(const meminfo& flags) {
-  std::vector<mi_column> c = {{"MemTotal", &meminfo::mem_total, false}, {"MemFree", &meminfo::mem_free, false}};
+  std::vector<mi_column> c = {
+      {"MemTotal", &meminfo::mem_total, false}, {"MemFree", &meminfo::mem_free, false}, {"Cached", &meminfo::cached, false}};
   if (flags.has_highmem)
     c.insert(c.end(), {{"HighTotal", &meminfo::high_total, false},
                        {"HighFree", &meminfo::high_free, false},

@@ -151,8 +151,8 @@ TEST(Report, TableShowsMeminfoPerSampleAndTheMaxima) {
   EXPECT_NE(t.find("/proc/meminfo (ReverseMaps: a count of pte -> page mappings):\n"), std::string::npos) << t;
   // Header: the lines of a 2.5 highmem kernel, in /proc/meminfo order.
   const std::string header =
-      "sample                MemTotal       MemFree     HighTotal      HighFree      LowTotal       LowFree          Slab"
-      "    PageTables   ReverseMaps       mem_map\n";
+      "sample                MemTotal       MemFree        Cached     HighTotal      HighFree      LowTotal       LowFree"
+      "          Slab    PageTables   ReverseMaps       mem_map\n";
   EXPECT_NE(t.find(header), std::string::npos) << t;
   // 4000 MiB = 4096000 kB; ReverseMaps printed as a count.
   EXPECT_NE(t.find("scan                4096000 kB    1024000 kB"), std::string::npos) << t;
