@@ -201,16 +201,24 @@ namespace {
 constexpr int kSidShift = 28, kHtlbAreaShift = 40;
 constexpr vaddr kLowAreasEnd = vaddr{1} << 32;
 
+// Bits first..last of a 16-area mask; areas past the 16th (an x86-64 address above
+// 16 TiB, where the mask is never used) are left out rather than shifted past the word.
+uint16_t area_bits(vaddr first, vaddr last) {
+  if (first > 15) return 0;
+  last = std::min<vaddr>(last, 15);
+  return static_cast<uint16_t>(((uint32_t{1} << (last + 1)) - (uint32_t{1} << first)) & 0xffff);
+}
+
 // LOW_ESID_MASK and HTLB_AREA_MASK: the areas [addr, addr + len) touches.
 uint16_t low_area_mask(vaddr addr, bytes len) {
   if (addr >= kLowAreasEnd) return 0;
   const vaddr last = std::min<vaddr>(addr + len, kLowAreasEnd) - 1;
-  return static_cast<uint16_t>(((1u << ((last >> kSidShift) + 1)) - (1u << (addr >> kSidShift))) & 0xffff);
+  return area_bits(addr >> kSidShift, last >> kSidShift);
 }
 uint16_t high_area_mask(vaddr addr, bytes len) {
   if (addr + len <= kLowAreasEnd) return 0;
   const vaddr first = std::max(addr, kLowAreasEnd), last = addr + len - 1;
-  return static_cast<uint16_t>(((1u << ((last >> kHtlbAreaShift) + 1)) - (1u << (first >> kHtlbAreaShift))) & 0xffff);
+  return area_bits(first >> kHtlbAreaShift, last >> kHtlbAreaShift);
 }
 
 // The start of the area addr lies in: its 256 MiB segment below 4 GiB, its 1 TiB area
