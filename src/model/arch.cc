@@ -4,8 +4,8 @@ namespace vmlab {
 namespace {
 
 constexpr pt_level L(level l, uint8_t shift, uint16_t entries, uint8_t eb, bool leaf = false,
-                     table_alloc alloc = table_alloc::page, uint32_t alloc_bytes = 0) {
-  return pt_level{l, shift, entries, eb, leaf, alloc, alloc_bytes};
+                     table_alloc alloc = table_alloc::page, uint32_t alloc_bytes = 0, uint8_t leaf_shift = 0) {
+  return pt_level{l, shift, entries, eb, leaf, alloc, alloc_bytes, leaf_shift};
 }
 
 // x86-64, 4-level: PGDIR_SHIFT 39, PUD_SHIFT 30, PMD_SHIFT 21, 512 x 8 B everywhere; P4D is
@@ -67,18 +67,20 @@ paging_format i386_pae() {
 // PGDIR_SHIFT 35; TASK_SIZE_USER64 0x0000100000000000 (16 TiB, "64-bit user address space
 // is 44-bits"). Allocation (include/asm-ppc64/pgalloc.h): PTE and PGD tables are 4 KiB
 // objects of pgtable_cache[0] ("pgd_pte_cache"), i.e. one page each; PUD and PMD tables are
-// 1 KiB objects of pgtable_cache[1] ("pud_pmd_cache"), four to a page. Huge pages are
-// 16 MiB (HPAGE_SHIFT 24) and arch/powerpc/mm/hugetlbpage.c of that era puts each one in
-// the single PMD entry of its 16 MiB-aligned address (huge_pte_alloc: "On 4k pages, we put
-// huge PTEs in the PMD page"), leaving the other seven entries of its span empty: not a
-// leaf of the PMD level's 2 MiB span, so vmlab marks no leaf here and the ppc64 profiles
-// of this format have no hugetlb pages (docs/decisions.md, issue 10).
+// 1 KiB objects of pgtable_cache[1] ("pud_pmd_cache"), four to a page.
+// Huge pages are 16 MiB (HPAGE_SHIFT 24 with CPU_FTR_16M_PAGE, include/asm-powerpc/
+// page_64.h). 2.6.15's arch/powerpc/mm/hugetlbpage.c (huge_pte_alloc/huge_pte_offset,
+// !CONFIG_PPC_64K_PAGES: "On 4k pages, we put huge PTEs in the PMD page") aligns the
+// address down to HPAGE_MASK and returns its PMD entry: one PMD entry per 16 MiB page, at
+// its aligned address, the other seven entries of its span empty, and no PTE page. So the
+// PMD level is a leaf level whose leaves are 16 MiB (leaf_shift 24), eight entries apart
+// (arch.h invariant 5); a 128-entry PMD table (one 256 MiB segment) holds 16 of them.
 paging_format ppc64_4k() {
   paging_format f;
   f.name = "ppc64-4k";
   f.nr_levels = 4;
   f.levels = {L(level::pgd, 35, 512, 8), L(level::pud, 28, 128, 8, false, table_alloc::slab),
-              L(level::pmd, 21, 128, 8, false, table_alloc::slab), L(level::pte, 12, 512, 8), {}};
+              L(level::pmd, 21, 128, 8, true, table_alloc::slab, 0, 24), L(level::pte, 12, 512, 8), {}};
   f.task_size = vaddr{1} << 44;
   return f;
 }

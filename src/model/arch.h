@@ -14,6 +14,9 @@
 //  4. A level whose tables are smaller than a base page (powerpc) says how they are
 //     allocated (table_alloc); its alloc_bytes divide the page size, and tables_per_page()
 //     of them share one backing page. table_bytes() stays what VmPTE counts.
+//  5. A leaf level's leaf_size() is a power of two from span() up to table_span(): a leaf
+//     larger than its entry (leaf_stride() > 1) sits in the entry of its leaf_size-aligned
+//     address, and the other entries of its span stay empty (no table, no leaf).
 #pragma once
 
 #include <array>
@@ -54,7 +57,15 @@ struct pt_level {
   // hash-64K PTE fragment is 4 KiB (2 KiB of PTEs + 2 KiB of hash-slot "hidx"), and
   // PMD/PUD tables are doubled when hugetlb or THP is configured. 0: table_bytes().
   uint32_t alloc_bytes = 0;
+  // The huge page a leaf of this level maps, as a shift, when it is larger than one
+  // entry's span; 0: the span. ppc64-4k's 16 MiB pages sit in the PMD level of 2 MiB
+  // entries: one entry per page, the one of its 16 MiB-aligned address (2.6.15's
+  // huge_pte_alloc does `addr &= HPAGE_MASK` and returns the PMD entry), the other
+  // leaf_stride() - 1 entries of its span left empty.
+  uint8_t leaf_shift = 0;
   [[nodiscard]] uint64_t span() const { return uint64_t{1} << shift; }      // one entry maps
+  [[nodiscard]] uint64_t leaf_size() const { return uint64_t{1} << (leaf_shift ? leaf_shift : shift); }
+  [[nodiscard]] uint32_t leaf_stride() const { return static_cast<uint32_t>(leaf_size() >> shift); }
   [[nodiscard]] uint64_t table_span() const { return span() * entries; }   // one table maps
   [[nodiscard]] uint64_t table_bytes() const { return uint64_t{entries} * entry_bytes; }
   [[nodiscard]] uint64_t alloc_size() const { return alloc_bytes ? alloc_bytes : table_bytes(); }
@@ -77,13 +88,14 @@ struct paging_format {
   // The level index whose entries map huge pages of `size`, or -1 (no such huge page).
   [[nodiscard]] int leaf_index(bytes size) const {
     for (int i = 0; i + 1 < nr_levels; ++i)
-      if (levels[i].leaf && levels[i].span() == size) return i;
+      if (levels[i].leaf && levels[i].leaf_size() == size) return i;
     return -1;
   }
   // The huge page of the level just above the PTE level (HPAGE_PMD_SIZE; the default
-  // hstate), or 0 when that level cannot hold a leaf.
+  // hstate: 16 MiB on ppc64-4k, whose PMD entries span 2 MiB), or 0 when that level
+  // cannot hold a leaf.
   [[nodiscard]] bytes pmd_huge_size() const {
-    return nr_levels >= 2 && levels[nr_levels - 2].leaf ? levels[nr_levels - 2].span() : 0;
+    return nr_levels >= 2 && levels[nr_levels - 2].leaf ? levels[nr_levels - 2].leaf_size() : 0;
   }
   // Tables of level i that share one backing page: page size / alloc_size() for fragment
   // and slab levels (H_PTE_FRAG_NR = 16 on hash-64K), 1 for whole-page tables.

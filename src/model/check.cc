@@ -42,7 +42,14 @@ void walk_leaf(const kernel& k, const mm_struct& mm, const pt_dir* d, uint32_t i
   const vm_area_struct* v = nullptr;
   if (it != mm.vmas.begin() && std::prev(it)->second.vm_end > base) v = &std::prev(it)->second;
   if (!v) { rc.err << "huge leaf outside any VMA at 0x" << fmt_hex(base) << "; "; return; }
-  const uint64_t pages = f.at(idx).span() >> k.geo.shift;
+  const uint64_t pages = f.at(idx).leaf_size() >> k.geo.shift;
+  // A leaf larger than its entry: in the entry of its aligned address, the rest of its
+  // span empty (arch.h invariant 5).
+  if (const uint32_t stride = f.at(idx).leaf_stride(); stride > 1) {
+    if (i & (stride - 1)) rc.err << "a huge leaf off its aligned entry at 0x" << fmt_hex(base) << "; ";
+    for (uint32_t j = i + 1; j < (i | (stride - 1)) + 1 && j < d->entries; ++j)
+      if (d->slot[j]) rc.err << "an entry inside the span of the huge leaf at 0x" << fmt_hex(base) << "; ";
+  }
   const uint32_t id = d->page_of(i);
   if (d->slot[i] != no_deposit()) {
     // An anonymous THP's (or the huge zero page's) deposited table: a PTE-level node of
@@ -55,7 +62,7 @@ void walk_leaf(const kernel& k, const mm_struct& mm, const pt_dir* d, uint32_t i
     if (!v->is_anon() || idx != f.nr_levels - 2) rc.err << "a deposit under a leaf that is not an anonymous PMD; ";
   }
   if (v->is_hugetlb()) {
-    if (f.at(idx).shift != v->huge_shift) rc.err << "hugetlb leaf of the wrong size at 0x" << fmt_hex(base) << "; ";
+    if (f.at(idx).leaf_size() != bytes{1} << v->huge_shift) rc.err << "hugetlb leaf of the wrong size at 0x" << fmt_hex(base) << "; ";
     if (id) ++rc.huge_refs[id];
     if (k.prof.huge.hugetlb_in_rss) rss.file += pages;
     return;
@@ -306,6 +313,55 @@ void check_rmap(const kernel& k, recount& rc) {
   }
 }
 
+// The page cache from scratch (filemap.h invariants): each object's index nodes per level
+// from its cached pages, their slab objects, Cached, Dirty and Writeback.
+void check_page_cache(const kernel& k, recount& rc) {
+  uint64_t cached = 0, dirty = 0, writeback = 0, nodes = 0;
+  for (size_t i = 0; i < k.objects.size(); ++i) {
+    const mem_object& o = k.objects[i];
+    if (o.kind == object_kind::hugetlb) continue;
+    cached += o.nr_resident;
+    const uint64_t d = o.dirty.popcount(), wb = o.writeback.popcount();
+    if (d != o.nr_dirty || wb != o.nr_writeback) rc.err << "object " << i << " dirty/writeback counts differ; ";
+    dirty += d;
+    writeback += wb;
+    o.dirty.for_each_word([&](uint64_t w, uint64_t bits) {
+      if (bits & ~o.resident.word(w)) rc.err << "object " << i << " has a dirty page not in the page cache; ";
+    });
+    if (!k.km.cache(kmem_kind::radix_tree_node)) continue;
+    // Nodes per level: level 1 = the words with a cached page (not a huge folio's),
+    // level l = distinct w >> 6(l - 1); as many levels as the largest index needs.
+    uint64_t max = 0;
+    bool any = false;
+    std::vector<uint64_t> per(12, 0), last(12, ~uint64_t{0});
+    o.resident.for_each_word([&](uint64_t w, uint64_t bits) {
+      any = true;
+      max = w * 64 + 63 - uint64_t(__builtin_clzll(bits));
+      if (!mem_object::test_bit(o.huge_folio, w * 64 / k.geo.entries)) {
+        ++per[1];
+        if (o.tree.node.empty() || !o.tree.node[0].get(w)) per[0] = 1;  // a bottom node is missing
+      }
+      for (uint32_t l = 2; l < per.size(); ++l)
+        if ((w >> (6 * (l - 1))) != last[l]) {
+          last[l] = w >> (6 * (l - 1));
+          ++per[l];
+        }
+    });
+    const uint8_t h = any ? page_cache_height(max) : 0;
+    if (o.tree.height != h) rc.err << "object " << i << " radix tree height " << int(o.tree.height) << " != " << int(h) << "; ";
+    if (h && per[0]) rc.err << "object " << i << " lacks a bottom radix_tree_node; ";
+    for (uint32_t l = 1; l < per.size(); ++l) {
+      const uint64_t want = l <= h ? per[l] : 0, have = l <= o.tree.nr.size() ? o.tree.nr[l - 1] : 0;
+      if (want != have) rc.err << "object " << i << " has " << have << " radix_tree_nodes at level " << l << ", recount " << want << "; ";
+      nodes += have;
+    }
+  }
+  if (cached != k.fm.nr_cached) rc.err << "Cached " << k.fm.nr_cached << " != recount " << cached << "; ";
+  if (dirty != k.fm.nr_dirty || writeback != k.fm.nr_writeback) rc.err << "Dirty/Writeback differ from the recount; ";
+  if (const kmem_cache* c = k.km.cache(kmem_kind::radix_tree_node); c && c->counters().active_objs != nodes)
+    rc.err << "radix_tree_node objects " << c->counters().active_objs << " != nodes " << nodes << "; ";
+}
+
 // Every slab cache is consistent, and holds exactly the objects the model has.
 void check_kmem(const kernel& k, recount& rc) {
   uint64_t slab_pages = 0;
@@ -435,6 +491,7 @@ std::string sim_kernel::check_invariants() const {
     cache += n;
   }
   if (cache != k.pm.used(page_use::cache)) rc.err << "page cache " << k.pm.used(page_use::cache) << " != recount " << cache << "; ";
+  check_page_cache(k, rc);
   check_rmap(k, rc);
   check_kmem(k, rc);
   return rc.err.str();

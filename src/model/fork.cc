@@ -161,6 +161,8 @@ status dup_mm(kernel& k, mm_struct& parent, uint32_t child_pid) {
   if (!r.ok()) return r.error();
   mm_struct& child = *r.value();
   child.maps = parent.maps;
+  child.low_htlb_areas = parent.low_htlb_areas;
+  child.high_htlb_areas = parent.high_htlb_areas;
   for (const auto& [start, v] : parent.vmas) {
     // dup_mmap(): vm_area_dup, anon_vma_fork, then copy_page_range if vma_needs_copy.
     vm_area_struct cv = v;

@@ -139,9 +139,12 @@ bool shmem_huge_folio(kernel& k, const vm_area_struct& vma, vaddr base) {
     ++k.huge.thp_fallbacks;
     return false;
   }
-  for (uint64_t w = first / 64; w < (first + pmd_pages(k)) / 64; ++w) obj.resident.word_ref(w) = ~uint64_t{0};
-  obj.nr_resident += pmd_pages(k);
   mem_object::put_bit(obj.huge_folio, chunk, true);
+  if (!add_huge_folio(k, vma.object, first, pmd_pages(k))) {  // no radix_tree_node for it
+    mem_object::put_bit(obj.huge_folio, chunk, false);
+    k.pm.free_huge(page_use::cache, 1);
+    return false;
+  }
   k.huge.shmem_thps += pmd_pages(k);
   return true;
 }
@@ -363,8 +366,10 @@ leaf_ref find_leaf(kernel& k, mm_struct& mm, vaddr addr) {
   const paging_format& f = k.prof.paging;
   pt_dir* d = mm.pgd;
   for (int i = 0; i < f.nr_levels - 1 && d; ++i) {
+    // A leaf sits in the entry of its huge page's aligned address (arch.h 5).
+    const bytes size = f.at(i).leaf_size();
+    if (const uint32_t y = f.index(i, addr & ~(size - 1)); d->is_leaf(y)) return {d, y, i, addr & ~(size - 1), size};
     const uint32_t x = f.index(i, addr);
-    if (d->is_leaf(x)) return {d, x, i, addr & ~(f.at(i).span() - 1), f.at(i).span()};
     if (i == f.nr_levels - 2) break;
     d = static_cast<pt_dir*>(d->slot[x]);
   }

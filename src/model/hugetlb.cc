@@ -269,7 +269,7 @@ status hugetlb_init(kernel& k, const machine_decl& m) {
   for (bytes size : hugetlb_page_sizes(k.prof)) {
     hstate h;
     h.level = f.leaf_index(size);
-    h.shift = f.at(h.level).shift;
+    h.shift = static_cast<uint8_t>(__builtin_ctzll(f.at(h.level).leaf_size()));
     k.huge.hstates.push_back(h);
   }
   auto find = [&](bytes size, const char* what) -> result<hstate*> {
@@ -402,12 +402,13 @@ status hugetlb_fault_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr 
       // access needs it), which takes no fault. A process attached to a populated shared
       // PMD table passes over its 512 pages here at once.
       const uint64_t table = k.prof.paging.at(h.level).table_span();
+      const uint32_t step = k.prof.paging.at(h.level).leaf_stride();  // entries per huge page
       const vaddr table_end = std::min<vaddr>((a & ~(table - 1)) + table, end);
       const vaddr last = table_end - 1;
       const bool need_write = write && !vma.shared;
       const uint32_t end_slot = k.prof.paging.index(h.level, last) + 1;
       pt_dir* t = huge_pte_offset(k, mm, h, a);
-      if (!t || !t->all_leaves(k.prof.paging.index(h.level, a), end_slot, need_write)) {
+      if (!t || !t->all_leaves(k.prof.paging.index(h.level, a), end_slot, need_write, step)) {
         // Fault the missing pages of this table, with one walk for all of them; stop when
         // the rest is mapped (an attach to a shared table maps it all at once).
         for (; a < table_end; a += hsize) {
@@ -415,7 +416,7 @@ status hugetlb_fault_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr 
           if (t && t->is_leaf(i) && (!need_write || t->leaf_writable(i))) continue;
           const bool attach = !t;  // this fault finds (or shares) the table
           if (status s = hugetlb_fault(k, mm, vma, a, write, &t); !s.ok()) return s;
-          if (attach && t->all_leaves(i + 1, end_slot, need_write)) break;
+          if (attach && t->all_leaves(i + step, end_slot, need_write, step)) break;
         }
       }
       a = start + div_round_up(table_end - start, stride) * stride;

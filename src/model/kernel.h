@@ -66,6 +66,7 @@ struct kernel {
   std::map<uint32_t, std::unique_ptr<mm_struct>> mms;
   uint64_t faults = 0;
   uint64_t cow_faults = 0;
+  filemap_stat fm;  // the page cache's counters (filemap.h)
   peaks peak;  // maxima over the run, kept at the alloc sites
   // One-entry walk cache: the PTE table last found for (mm, table-aligned address).
   // Cleared whenever any table is freed.
@@ -251,8 +252,11 @@ void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f) {
       if (fr.d->is_leaf(i) || is_uniform(fr.d->slot[i]) || is_shared_pt(k, fr.idx + 1, fr.d->slot[i])) continue;
       if (fr.idx + 1 < pf.nr_levels - 1) stack.push_back({static_cast<pt_dir*>(fr.d->slot[i]), fr.idx + 1, b});
     }
-    for (uint32_t i = i0; i <= i1; ++i)
-      if (fr.d->is_leaf(i)) f(leaf_ref{fr.d, i, fr.idx, fr.base + vaddr{i} * span, span});
+    // A leaf larger than its entry sits in the entry of its aligned address (arch.h 5),
+    // which may lie before lo.
+    const uint32_t stride = pf.at(fr.idx).leaf_stride();
+    for (uint32_t i = i0 & ~(stride - 1); i <= i1; ++i)
+      if (fr.d->is_leaf(i)) f(leaf_ref{fr.d, i, fr.idx, fr.base + vaddr{i} * span, pf.at(fr.idx).leaf_size()});
   }
 }
 

@@ -35,6 +35,7 @@ bool can_merge(const kernel& k, const vm_area_struct& a, const vm_area_struct& b
   // VM_HUGETLB VMAs are VM_DONTEXPAND (VM_SPECIAL): vma_merge never merges them.
   if (a.is_hugetlb() || b.is_hugetlb()) return false;
   if (a.hugepage != b.hugepage || a.nohugepage != b.nohugepage || a.noreserve != b.noreserve) return false;
+  if (a.seq_read != b.seq_read || a.rand_read != b.rand_read) return false;
   if (a.pgoff + a.pages(k.geo.shift) != b.pgoff) return false;
   return anon_compatible(k, a, b);
 }
@@ -193,6 +194,113 @@ vm_area_struct* find_vma(mm_struct& mm, vaddr addr) {
   return addr < it->second.vm_end ? &it->second : nullptr;
 }
 
+namespace {
+
+// 2.6.15 ppc64's huge-page-only areas (huge_policy::htlb_areas; include/asm-powerpc/
+// page_64.h): SID_SHIFT 28 segments below 4 GiB, HTLB_AREA_SHIFT 40 areas above.
+constexpr int kSidShift = 28, kHtlbAreaShift = 40;
+constexpr vaddr kLowAreasEnd = vaddr{1} << 32;
+
+// Bits first..last of a 16-area mask; areas past the 16th (an x86-64 address above
+// 16 TiB, where the mask is never used) are left out rather than shifted past the word.
+uint16_t area_bits(vaddr first, vaddr last) {
+  if (first > 15) return 0;
+  last = std::min<vaddr>(last, 15);
+  return static_cast<uint16_t>(((uint32_t{1} << (last + 1)) - (uint32_t{1} << first)) & 0xffff);
+}
+
+// LOW_ESID_MASK and HTLB_AREA_MASK: the areas [addr, addr + len) touches.
+uint16_t low_area_mask(vaddr addr, bytes len) {
+  if (addr >= kLowAreasEnd) return 0;
+  const vaddr last = std::min<vaddr>(addr + len, kLowAreasEnd) - 1;
+  return area_bits(addr >> kSidShift, last >> kSidShift);
+}
+uint16_t high_area_mask(vaddr addr, bytes len) {
+  if (addr + len <= kLowAreasEnd) return 0;
+  const vaddr first = std::max(addr, kLowAreasEnd), last = addr + len - 1;
+  return area_bits(first >> kHtlbAreaShift, last >> kHtlbAreaShift);
+}
+
+// The start of the area addr lies in: its 256 MiB segment below 4 GiB, its 1 TiB area
+// above (the first of which starts at 4 GiB).
+vaddr htlb_area_start(vaddr addr) {
+  if (addr < kLowAreasEnd) return addr & ~((vaddr{1} << kSidShift) - 1);
+  return std::max(addr & ~((vaddr{1} << kHtlbAreaShift) - 1), kLowAreasEnd);
+}
+
+bool htlb_area_busy(const mm_struct& mm, vaddr lo, vaddr hi) {
+  auto it = mm.vmas.lower_bound(lo);
+  if (it != mm.vmas.begin() && std::prev(it)->second.vm_end > lo) return true;
+  return it != mm.vmas.end() && it->first < hi;
+}
+
+// get_unmapped_area on 2.6.15 ppc64 with huge-page areas, for a 64-bit process.
+// Another mapping: arch_get_unmapped_area_topdown, which goes on below an open area the
+// candidate touches (touches_hugepage_low/high_range: addr = area start - len).
+// A hugetlb one: hugetlb_get_unmapped_area, first the lowest fit in the areas already
+// open (htlb_get_high_area), else an area opened from the top down (the areamask loop
+// from TASK_SIZE_USER64 - len), the first that holds no mapping, at its lowest address.
+// Simplifications: a hugetlb mapping lies in one 1 TiB area (the kernel lets it span
+// adjacent ones), and the legacy layout and 32-bit processes' low segments are left
+// out. 0 when nothing fits.
+vaddr htlb_unmapped_area(const kernel& k, const mm_struct& mm, bytes len, bytes align, bytes phase, bool huge) {
+  const vaddr task = k.prof.paging.task_size, area = vaddr{1} << kHtlbAreaShift;
+  const int areas = static_cast<int>(std::min<vaddr>(16, div_round_up(task, area)));
+  if (huge) {
+    for (int i = 0; i < areas; ++i)
+      if (mm.high_htlb_areas >> i & 1)
+        if (const vaddr a = area_bottomup(mm, htlb_area_start(vaddr(i) * area), std::min(task, (vaddr(i) + 1) * area),
+                                          len, align, phase))
+          return a;
+    for (int i = areas - 1; i >= 0; --i) {
+      const vaddr lo = htlb_area_start(vaddr(i) * area), hi = std::min(task, (vaddr(i) + 1) * area);
+      if (mm.high_htlb_areas >> i & 1 || htlb_area_busy(mm, lo, hi)) continue;
+      if (const vaddr a = align_up(lo, align, phase); a + len <= hi) return a;
+    }
+    return 0;
+  }
+  vaddr high = k.prof.mmap_base;
+  for (;;) {
+    const vaddr a = area_topdown(mm, high, len, align, phase);
+    if (!a || !((low_area_mask(a, len) & mm.low_htlb_areas) || (high_area_mask(a, len) & mm.high_htlb_areas)))
+      return a;
+    high = htlb_area_start(a);
+  }
+}
+
+// Whether a mapping may go at [addr, addr + len) under the huge-page areas, and for a
+// hugetlb one the areas it opens (prepare_hugepage_range: open_low/high_hpage_areas,
+// each area checked for VMAs, EBUSY; is_hugepage_only_range for any other mapping,
+// EINVAL). A fixed address is checked as given; htlb_unmapped_area places the others.
+status hugetlb_area_check(const kernel& k, const mm_struct& mm, vaddr addr, bytes len, bool huge, uint16_t* low,
+                          uint16_t* high) {
+  *low = low_area_mask(addr, len);
+  *high = high_area_mask(addr, len);
+  if (!k.prof.huge.htlb_areas) return {};
+  if (!huge) {
+    if ((*low & mm.low_htlb_areas) || (*high & mm.high_htlb_areas))
+      return status::refused("EINVAL: [0x" + fmt_hex(addr) + ", 0x" + fmt_hex(addr + len) +
+                             ") lies in a huge-page-only area of this process (2.6.15 ppc64: a 256 MiB segment "
+                             "below 4 GiB or a 1 TiB area above that a hugetlb mapping opened)");
+    return {};
+  }
+  auto busy = [&](vaddr lo, vaddr hi) { return htlb_area_busy(mm, lo, hi); };
+  for (int i = 0; i < 16; ++i) {
+    const vaddr lo = vaddr(i) << kSidShift, hi_lo = std::max(vaddr(i) << kHtlbAreaShift, kLowAreasEnd);
+    if ((*low >> i & 1) && !(mm.low_htlb_areas >> i & 1) && busy(lo, lo + (vaddr{1} << kSidShift)))
+      return status::refused("EBUSY: the 256 MiB segment at 0x" + fmt_hex(lo) +
+                             " holds other mappings, so it cannot become a huge-page segment (2.6.15 ppc64 "
+                             "prepare_low_area_for_htlb)");
+    if ((*high >> i & 1) && !(mm.high_htlb_areas >> i & 1) && busy(hi_lo, (vaddr(i) + 1) << kHtlbAreaShift))
+      return status::refused("EBUSY: the 1 TiB area at 0x" + fmt_hex(vaddr(i) << kHtlbAreaShift) +
+                             " holds other mappings, so it cannot become a huge-page area (2.6.15 ppc64 "
+                             "prepare_high_area_for_htlb)");
+  }
+  return {};
+}
+
+}  // namespace
+
 result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
   const bytes page_mask = k.geo.size() - 1;
   if (o.len == 0 || (o.len & page_mask))
@@ -231,11 +339,18 @@ result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
                               ") lies outside user space");
     if (overlaps(mm, o.addr, o.addr + len)) return status::refused("EEXIST: fixed mapping overlaps an existing mapping");
     addr = o.addr;
+  } else if (k.prof.huge.htlb_areas && k.prof.layout == mmap_layout::topdown) {
+    addr = htlb_unmapped_area(k, mm, len, align, phase, huge_shift != 0);
+    if (!addr)
+      return status::refused("ENOMEM: no free range of " + std::to_string(len) + " bytes outside (or, for hugetlb, "
+                             "inside) this process's huge-page-only areas");
   } else {
     auto r = get_unmapped_area(k, mm, len, align, phase);
     if (!r.ok()) return r.error();
     addr = r.value();
   }
+  uint16_t low_areas = 0, high_areas = 0;
+  if (status s = hugetlb_area_check(k, mm, addr, len, huge_shift != 0, &low_areas, &high_areas); !s.ok()) return s;
   vm_area_struct v;
   v.vm_start = addr;
   v.vm_end = addr + len;
@@ -252,6 +367,10 @@ result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
       vm_area_free(k, v);
       return s;
     }
+  if (huge_shift && k.prof.huge.htlb_areas) {
+    mm.low_htlb_areas |= low_areas;
+    mm.high_htlb_areas |= high_areas;
+  }
   mm.vmas.emplace(addr, v);
   mm.maps[o.map] = {addr, o.len};
   merge_around(k, mm, addr);
@@ -264,8 +383,9 @@ result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
 
 namespace {
 
-// An mshare region's mapping is changed whole or not at all: vmlab does not split one
-// (the patches' rules for a partial munmap or mprotect of a region are not modelled).
+// An mshare region's mapping is changed whole or not at all: the patches' may_split op
+// refuses every split of a process's region VMA (mm/mshare.c mshare_vm_op_split), so a
+// munmap, mprotect or madvise that would split one is EINVAL.
 status mshare_whole(const kernel& k, mm_struct& mm, vaddr start, vaddr end, const char* what) {
   if (!k.prof.ptshare.mshare) return {};
   // The VMAs that overlap [start, end): from the one containing start, if any.
@@ -275,8 +395,9 @@ status mshare_whole(const kernel& k, mm_struct& mm, vaddr start, vaddr end, cons
     const vm_area_struct& v = it->second;
     if (v.vm_end <= start || !is_mshare_vma(k, v)) continue;
     if (start > v.vm_start || end < v.vm_end)
-      return status::refused(std::string("EINVAL: ") + what + " of part of an mshare region (vmlab changes a region's "
-                             "mapping whole only)");
+      return status::refused(std::string("EINVAL: ") + what + " of part of an mshare region: its VMA cannot be split "
+                             "(mshare v3's msharefs_vm_ops.may_split returns -EINVAL, \"Disallow partial unmaps of "
+                             "an mshare region for now\")");
   }
   return {};
 }
@@ -352,9 +473,10 @@ status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t pro
 
 status do_madvise(kernel& k, mm_struct& mm, vaddr start, vaddr end, advice adv) {
   bool unmapped = false;
-  if (status s = mshare_whole(k, mm, start, end, "madvise"); !s.ok()) return s;
   if (adv != advice::dontneed) {
-    // MADV_HUGEPAGE / MADV_NOHUGEPAGE: the flags of the range, VMAs split and merged as
+    if (status s = mshare_whole(k, mm, start, end, "madvise"); !s.ok()) return s;  // it would split the VMA
+    // MADV_HUGEPAGE / MADV_NOHUGEPAGE, MADV_SEQUENTIAL / MADV_RANDOM: the flags of the
+    // range, VMAs split and merged as
     // for mprotect (madvise_update_vma). Pages already mapped stay as they are.
     for (vaddr a = start; a < end;) {
       vm_area_struct* v = find_vma(mm, a);
@@ -371,8 +493,14 @@ status do_madvise(kernel& k, mm_struct& mm, vaddr start, vaddr end, advice adv) 
     if (status s = split_at(k, mm, end); !s.ok()) return s;
     std::vector<vaddr> starts;
     for (auto it = mm.vmas.lower_bound(start); it != mm.vmas.end() && it->second.vm_start < end; ++it) {
-      it->second.hugepage = adv == advice::hugepage;
-      it->second.nohugepage = adv == advice::nohugepage;
+      vm_area_struct& v = it->second;
+      if (adv == advice::hugepage || adv == advice::nohugepage) {
+        v.hugepage = adv == advice::hugepage;
+        v.nohugepage = adv == advice::nohugepage;
+      } else {  // MADV_SEQUENTIAL / MADV_RANDOM: VM_SEQ_READ / VM_RAND_READ, one or the other
+        v.seq_read = adv == advice::sequential;
+        v.rand_read = adv == advice::random;
+      }
       starts.push_back(it->second.vm_start);
     }
     for (auto it = starts.rbegin(); it != starts.rend(); ++it) merge_around(k, mm, *it);
@@ -389,9 +517,17 @@ status do_madvise(kernel& k, mm_struct& mm, vaddr start, vaddr end, advice adv) 
       continue;
     }
     if (v->locked) return status::refused("EINVAL: MADV_DONTNEED on a locked (VM_LOCKED) mapping");
-    if (is_mshare_vma(k, *v))
-      return status::refused("EINVAL: MADV_DONTNEED inside an mshare region (its host mm's entries; not modelled)");
     const vaddr lo = std::max(a, v->vm_start), hi = std::min(end, v->vm_end);
+    if (is_mshare_vma(k, *v)) {
+      // mshare: the zap goes to the region VMA's unmap_page_range op (mm/mshare.c,
+      // mshare_vm_op_unshare_page_range: "Unlink any shared page tables in the range and
+      // ensure TLBs are flushed. Pages in the mshare region itself are not unmapped."):
+      // this process drops every shared table whose entry the range touches, whole, and
+      // later faults link it again. The host mm's entries and pages stay.
+      ptshare_unshare_range(k, mm, lo, hi, /*keep_mshare=*/false);
+      a = v->vm_end;
+      continue;
+    }
     if (v->is_hugetlb() && ((lo | hi) & ((vaddr{1} << v->huge_shift) - 1)))
       return status::refused("EINVAL: MADV_DONTNEED of a hugetlb mapping must cover whole huge pages");
     zap_range(k, mm, *v, lo, hi, /*reclaim_pt=*/true);

@@ -41,6 +41,11 @@ kernel_profile linux_2_5_26() {
   p.objs.vm_area_struct = {64, {.hwcache_align = true}};
   p.objs.mm_struct = {384, {.hwcache_align = true}};
   p.objs.pte_chain = {0, {.hwcache_align = true}};  // size: the cache line
+  // The radix-tree page cache (2.5.8, lib/radix-tree.c): struct radix_tree_node is
+  // {unsigned int count; void *slots[64]}, 4 + 64 x 4 = 260 B on i386 (no tags yet;
+  // dirty pages were on address_space lists), created with a ctor and no alignment flag.
+  p.objs.radix_tree_node = {260, {.ctor = true}};
+  p.page_cache = {.index = page_cache_index::radix_tree, .map_shift = 6, .ra_max = 128 * KiB};  // VM_MAX_READAHEAD
   p.objs.struct_page = 40;
   p.objs.kernel_image = 4 * MiB;
   p.objs.slab = slab_policy_i386_2_5(32);
@@ -93,6 +98,9 @@ kernel_profile linux_2_6_15() {
   p.objs.mm_struct = {448, {.hwcache_align = true}};
   p.objs.anon_vma = {12, {.ctor = true, .typesafe_by_rcu = true}};
   p.objs.pte_chain = {};
+  // radix_tree_node in 2.6.15 (lib/radix-tree.c) has the dirty/writeback tags:
+  // {count; slots[64]; unsigned long tags[2][64 / BITS_PER_LONG]} = 4 + 256 + 16 = 276 B.
+  p.objs.radix_tree_node = {276, {.ctor = true}};
   p.objs.struct_page = 32;
   p.objs.kernel_image = 4 * MiB;
   p.objs.slab = slab_policy_i386_2_5(64);
@@ -122,6 +130,8 @@ kernel_profile linux_2_6_15_x86_64() {
   p.objs.vm_area_struct = {176, {}};
   p.objs.mm_struct = {768, {.hwcache_align = true}};
   p.objs.anon_vma = {24, {.ctor = true, .typesafe_by_rcu = true}};
+  // radix_tree_node, 64-bit: count (4, padded to 8) + 64 x 8 + 2 x 8 = 536 B.
+  p.objs.radix_tree_node = {536, {.ctor = true}};
   p.objs.struct_page = 56;
   p.objs.kernel_image = 8 * MiB;
   p.objs.slab = slab_policy_i386_2_5(64);
@@ -170,6 +180,12 @@ kernel_profile linux_6_18() {
   p.objs.mm_struct = {1568, {.hwcache_align = true}};
   p.objs.anon_vma = {96, {.ctor = true, .typesafe_by_rcu = true}};
   p.objs.anon_vma_chain = {64, {}};
+  // The xarray (4.20+, lib/xarray.c) allocates struct xa_node from radix_tree_node_cachep
+  // (lib/radix-tree.c radix_tree_init: SLAB_PANIC | SLAB_RECLAIM_ACCOUNT | SLAB_ACCOUNT,
+  // radix_tree_node_ctor): shift, offset, count, nr_values, parent, array, list/rcu,
+  // slots[64], marks[3][1] = 576 B; SLUB keeps the free pointer past it (a ctor): 584 B,
+  // 14 per order-1 slab, as this host's /proc/slabinfo prints it.
+  p.objs.radix_tree_node = {576, {.ctor = true}};
   p.objs.struct_page = 64;
   p.objs.kernel_image = 32 * MiB;
   p.objs.slab = slub_policy_x86_64(2);
@@ -206,7 +222,7 @@ kernel_profile linux_6_18_mshare() {
 kernel_profile linux_2_6_15_ppc64() {
   kernel_profile p = linux_2_6_15_x86_64();
   p.name = "linux-2.6.15-ppc64";
-  p.description = "Linux 2.6.15, ppc64 4 KiB pages (hash MMU), 128-byte cache lines; no hugetlb (16 MiB pages not modelled)";
+  p.description = "Linux 2.6.15, ppc64 4 KiB pages (hash MMU), 128-byte cache lines, 16 MiB hugetlb pages";
   p.paging = *find_paging_format("ppc64-4k");
   p.mmap_base = p.paging.task_size - 128 * MiB;
   p.default_memory = 64 * GiB;
@@ -226,11 +242,13 @@ kernel_profile linux_2_6_15_ppc64() {
   // ppc64 has no highmem and no ZONE_DMA32 (all of memory is in ZONE_DMA there; vmlab's
   // DMA + Normal split restricts no allocation either).
   p.zones = {.highmem = false, .lowmem_limit = 0, .dma32_limit = 0, .highpte = false};
-  // 2.6.15 had 16 MiB hugetlb pages on ppc64, mapped by one PMD entry per 16 MiB (of the
-  // eight its span covers): vmlab's leaves map exactly one entry's span, so they are left
-  // out rather than approximated (docs/decisions.md, issue 10).
+  // hugetlb: 16 MiB pages (arch.h ppc64-4k: one PMD entry per page, eight entries apart),
+  // counted in file_rss as 2.6.15's generic hugetlb_no_page does; no PMD sharing (powerpc
+  // never had ARCH_WANT_HUGE_PMD_SHARE), no 16 GiB pages; huge-page-only areas.
   p.huge = {};
-  p.hugetlb_missing = "its 16 MiB ppc64 hugetlb pages are not modelled on the ppc64-4k format";
+  p.huge.hugetlb = true;
+  p.huge.hugetlb_in_rss = true;
+  p.huge.htlb_areas = true;
   return p;
 }
 
@@ -349,8 +367,8 @@ std::vector<bytes> hugetlb_page_sizes(const kernel_profile& p) {
   const paging_format& f = p.paging;
   for (int i = f.nr_levels - 2; i >= 0; --i) {
     if (!f.at(i).leaf) continue;
-    if (f.at(i).span() > f.pmd_huge_size() && !p.huge.gigantic) continue;
-    out.push_back(f.at(i).span());
+    if (f.at(i).leaf_size() > f.pmd_huge_size() && !p.huge.gigantic) continue;
+    out.push_back(f.at(i).leaf_size());
   }
   return out;
 }
@@ -377,6 +395,15 @@ std::vector<std::string> profile_names() {
   return v;
 }
 
+namespace {
+// powerpc's formats: PMD tables that are per-mm fragments (hash-64K), or huge pages larger
+// than one PMD entry's span (ppc64-4k); powerpc never selected ARCH_WANT_HUGE_PMD_SHARE.
+bool pmd_share_impossible(const paging_format& f) {
+  const int pmd = f.index_of(level::pmd);
+  return pmd >= 0 && (f.at(pmd).alloc == table_alloc::mm_fragment || f.at(pmd).leaf_stride() > 1);
+}
+}  // namespace
+
 status apply_override(kernel_profile& p, const std::string& key, const std::string& value) {
   if (key == "paging") {
     const paging_format* f = find_paging_format(value);
@@ -385,9 +412,9 @@ status apply_override(kernel_profile& p, const std::string& key, const std::stri
     if (p.mmap_base >= p.paging.task_size)
       p.mmap_base = p.layout == mmap_layout::legacy ? p.paging.task_size / 3 : p.paging.task_size - 128 * MiB;
     p.objs.slab.page_size = static_cast<uint32_t>(p.paging.page_size());  // slabs are made of base pages
-    // Per-mm fragment PMD tables are never shared (powerpc has no hugetlb PMD sharing).
-    if (const int pmd = p.paging.index_of(level::pmd); pmd >= 0 && p.paging.at(pmd).alloc == table_alloc::mm_fragment)
-      p.huge.pmd_share = false;
+    // powerpc has no hugetlb PMD sharing (no ARCH_WANT_HUGE_PMD_SHARE): not on per-mm
+    // fragment PMD tables, nor where a huge page is a PMD entry of a smaller span.
+    if (pmd_share_impossible(p.paging)) p.huge.pmd_share = false;
     return {};
   }
   if (key == "pti") return parse_bool(key, value, p.pti);
@@ -453,10 +480,10 @@ status apply_override(kernel_profile& p, const std::string& key, const std::stri
     if (status s = parse_bool(key, value, p.huge.pmd_share); !s.ok()) return s;
     if (p.huge.pmd_share && !p.huge.hugetlb)
       return status::invalid_argument("kernel override 'hugetlb_pmd_share': " + p.name + " has no hugetlb pages");
-    if (const int pmd = p.paging.index_of(level::pmd);
-        p.huge.pmd_share && pmd >= 0 && p.paging.at(pmd).alloc == table_alloc::mm_fragment)
+    if (p.huge.pmd_share && pmd_share_impossible(p.paging))
       return status::invalid_argument("kernel override 'hugetlb_pmd_share': the " + p.paging.name +
-                                      " format's PMD tables are per-mm fragments, which are never shared");
+                                      " format is powerpc's, which has no hugetlb PMD sharing (its PMD tables are "
+                                      "per-mm fragments, or its huge pages are PMD entries of a smaller span)");
     return {};
   }
   if (key == "ptshare_pte" || key == "ptshare_pmd" || key == "ptshare_pud") {

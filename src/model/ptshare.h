@@ -55,7 +55,10 @@
 // process: PageTables counts them once, VmPTE of a process shows its own tables only.
 // The region is a whole multiple of PUD_SIZE, mapped whole and MAP_SHARED on a PUD_SIZE
 // boundary (op_rules.cc checks this at load); mprotect changes it for every process;
-// a partial munmap/mprotect/madvise and MADV_DONTNEED of it are refused (not modelled);
+// a munmap/mprotect/madvise that would split its VMA is EINVAL, as the patches'
+// may_split op makes it; MADV_DONTNEED of it unlinks this process's shared pages whose
+// entries the range touches and frees nothing (their unmap_page_range op), later
+// faults link them again;
 // its tables go with its last unmap (vmlab has no unlink).
 //
 // Representation: the nodes of a shared subtree carry shared_pt (pgtable.h invariant 6).

@@ -31,6 +31,9 @@ nlohmann::json meminfo_json(const meminfo& m, bool peak) {
     j["HighFree" + min] = m.high_free;
   }
   j["PageTables"] = m.page_tables;
+  j["Cached"] = m.cached;
+  j["Dirty"] = m.dirty;
+  if (!peak) j["Writeback"] = m.writeback;
   if (m.has_mapped) j["Mapped"] = m.mapped;
   j["Slab"] = m.slab;
   if (m.has_reverse_maps) j["ReverseMaps"] = m.reverse_maps;
@@ -87,6 +90,7 @@ nlohmann::json sample_json(const sample& s) {
   if (s.mi_known) j["meminfo"] = meminfo_json(s.mi, false);
   if (!s.slabs.empty()) j["slabs"] = slabs_json(s.slabs);
   if (!s.slabs_workload.empty()) j["slabs_workload"] = slabs_json(s.slabs_workload);
+  if (s.cached_known) j["Cached_workload"] = s.cached_workload;
   if (!s.page_tables_busy.empty()) j["page_tables_busy"] = s.page_tables_busy;
   if (!s.slabs_busy.empty()) j["slabs_busy"] = s.slabs_busy;
   return j;
@@ -113,7 +117,8 @@ struct mi_column {
 };
 
 std::vector<mi_column> mi_columns(const meminfo& flags) {
-  std::vector<mi_column> c = {{"MemTotal", &meminfo::mem_total, false}, {"MemFree", &meminfo::mem_free, false}};
+  std::vector<mi_column> c = {
+      {"MemTotal", &meminfo::mem_total, false}, {"MemFree", &meminfo::mem_free, false}, {"Cached", &meminfo::cached, false}};
   if (flags.has_highmem)
     c.insert(c.end(), {{"HighTotal", &meminfo::high_total, false},
                        {"HighFree", &meminfo::high_free, false},
@@ -165,14 +170,14 @@ std::string format_meminfo(const run_result& r, size_unit u) {
   return out;
 }
 
-std::string slab_table(const std::string& title, const std::vector<slab_row>& rows, size_unit u) {
+std::string slab_table(const std::string& title, const std::vector<slab_row>& rows, bytes page, size_unit u) {
   std::string out = fmt::format("\n{}:\n{:<20} {:>12} {:>12} {:>8} {:>10} {:>12} {:>12} {:>10} {:>12}\n", title, "cache",
                                 "active_objs", "num_objs", "objsize", "objperslab", "pagesperslab", "active_slabs",
                                 "num_slabs", "slab memory");
   for (const auto& s : rows)
     out += fmt::format("{:<20} {:>12} {:>12} {:>8} {:>10} {:>12} {:>12} {:>10} {:>12}\n", s.name, s.active_objs, s.num_objs,
                        s.objsize, s.objperslab, s.pagesperslab, s.active_slabs, s.num_slabs,
-                       size_text(s.num_slabs * s.pagesperslab * 4096, u));
+                       size_text(s.num_slabs * s.pagesperslab * page, u));
   return out;
 }
 
@@ -183,10 +188,12 @@ std::string format_slabs(const run_result& r, size_unit u) {
   if (!end.slabs.empty())
     out += slab_table(fmt::format("slab caches at '{}'{}", end.name,
                                   r.engine == "sim" ? " (the workload's objects)" : " (this host, whole system)"),
-                      end.slabs, u);
+                      end.slabs, r.page_size, u);
   if (!end.slabs_workload.empty())
-    out += slab_table(fmt::format("slab caches at '{}', growth since the baseline", end.name), end.slabs_workload, u);
-  if (!r.peak.slabs.empty()) out += slab_table("slab caches, maxima over the run (each column on its own)", r.peak.slabs, u);
+    out += slab_table(fmt::format("slab caches at '{}', growth since the baseline", end.name), end.slabs_workload,
+                      r.page_size, u);
+  if (!r.peak.slabs.empty())
+    out += slab_table("slab caches, maxima over the run (each column on its own)", r.peak.slabs, r.page_size, u);
   return out;
 }
 
@@ -204,10 +211,12 @@ nlohmann::json to_json(const run_result& r) {
   j["scenario"] = r.scenario;
   j["process_image"] = r.process_image;
   j["profile"] = r.profile;
+  j["page_size"] = r.page_size;
   j["completed"] = r.failures.empty();
   j["ops_applied"] = r.ops_applied;
   j["faults"] = r.faults;
   j["cow_faults"] = r.cow_faults;
+  if (r.engine == "sim") j["page_cache"] = {{"written_pages", r.pages_written}, {"readahead_pages", r.readahead_pages}};
   if (r.shares_page_tables)
     j["shared_page_tables"] = {{"attaches", r.pt_attaches}, {"unshares", r.pt_unshares}, {"tlb_flush_all", r.tlb_flush_all}};
   j["samples"] = nlohmann::json::array();
@@ -275,7 +284,8 @@ std::string format_table(const run_result& r, bool verbose, size_unit u) {
     for (size_t i = 0; i < shown; ++i) {
       const auto& p = end.procs[i];
       out += fmt::format("{:>6} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}{}\n", p.pid, size_text(p.vmpte, u), size_text(p.vmpte_workload, u),
-                         size_text(p.rss_anon * 4096, u), size_text(p.rss_file * 4096, u), size_text(p.rss_shmem * 4096, u), p.min_flt,
+                         size_text(p.rss_anon * r.page_size, u), size_text(p.rss_file * r.page_size, u),
+                         size_text(p.rss_shmem * r.page_size, u), p.min_flt,
                          hugetlb ? fmt::format(" {:>13}", size_text(p.hugetlb, u)) : "");
     }
     if (end.procs.size() > shown) out += fmt::format("   ... {} more processes (--json has all)\n", end.procs.size() - shown);

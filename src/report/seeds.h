@@ -43,6 +43,11 @@ struct seed_figure {
   // band_high (in `unit`). For a seed that gives a bound ("over 14 GB") and an issue that
   // sets the band; rel_error is still against `paper`, and `tolerance` is unused (0).
   double band_low = 0, band_high = 0;
+  // A figure the seed does not publish but its scenarios answer (seed 004's 64 GB runs with
+  // huge pages, for which the seed gives throughput only): `paper` is 0 and unused, the
+  // figure has no tolerance, and it is ok when its run completes. Printed in a block of its
+  // own under the compared figures.
+  bool published = true;
 };
 
 // Every figure of every seed, by seed and then in the order the seed states them.
@@ -62,10 +67,11 @@ seed_check check_seed_figure(const seed_figure& f, const run_result& r, const ru
 
 // {"figures":[{"seed","metric","paper","vmlab","rel_error","unit","tolerance","band","scenario",
 // "settings","note","ok"}, ...]}; vmlab and rel_error are null when the result lacks the figure;
-// band is [low, high] for a band figure, else null.
+// band is [low, high] for a band figure, else null; an unpublished figure has "published":
+// false and null paper and rel_error.
 nlohmann::json seeds_json(const std::vector<seed_check>& checks);
-// One line per figure (sizes in `u`, counts as they are), then "N figures, M outside
-// tolerance".
+// One line per figure (sizes in `u`, counts as they are), the unpublished figures under
+// a heading of their own, then "N figures, M outside tolerance" (N: the published ones).
 std::string format_seeds_table(const std::vector<seed_check>& checks, size_unit u = size_unit::human);
 
 }  // namespace vmlab

@@ -132,6 +132,11 @@ inspected_scenario inspection_scenario(const live::inspection& in, const kernel_
        "# runs that were present. Not reproduced: mappings with nothing present, who forked\n"
        "# whom (pages shared copy-on-write are each process's own here), tables emptied by\n"
        "# MADV_DONTNEED (inspect's residual).\n";
+  // What the kernel reported at the moment of this reading: the figure a replay of an
+  // unchanged design should give back. A later reading of a running process may differ.
+  for (const live::process_inspection& p : in.processes)
+    t += fmt::format("# read: pid {} ({}): VmPTE {} bytes, tables the mappings need {} bytes, residual {} bytes\n",
+                     p.pid, p.comm, p.status.vmpte, p.attributed, p.residual);
   t += "name = \"inspected\"\n";
   t += "description = " + quoted("What inspect read: " + who) + "\n";
   t += "seed = 1\n\n[machine]\n";

@@ -23,7 +23,11 @@
 // libraries are where ASLR put them (its baseline), shares no table with the image, and
 // both engines count the image's tables in full. On the i386 formats (3 GiB user space):
 // the executable at 0x08048000 with the heap after it, the libraries from
-// TASK_UNMAPPED_BASE (0x40000000) and the stack under 0xc0000000. The sizes are what is
+// TASK_UNMAPPED_BASE (0x40000000) and the stack under 0xc0000000. On the ppc64 formats:
+// the executable at 0x10000000 (the 64-bit PowerPC ELF link address) with the heap after
+// it, the stack ending at TASK_SIZE and the libraries ending at mmap_base, 128 MiB below
+// (arch/powerpc/mm/mmap.c), without randomisation. A part that leaves TASK_SIZE or runs
+// into the next is a load error (scenario.cc). The sizes are what is
 // resident (present pages need tables; mapped but untouched ones do not); "typical" is
 // what inspect read of that bash, rounded: 1 MiB of text, 128 KiB of data, 512 KiB of
 // heap, 2 MiB of libraries, 32 KiB of stack.

@@ -45,7 +45,9 @@ std::optional<rule_error> check_object(const kernel_profile& p, const object_dec
                                               d.name, p.name)};
     if (d.kind == object_kind::hugetlb)
       return rule_error{"mshare", fmt::format("object '{}': hugetlb memory inside an mshare region is not modelled "
-                                              "(shm and file regions are)", d.name)};
+                                              "(shm and file regions are): its huge PMD entries would be leaves in the "
+                                              "region's shared tables, which vmlab's shared subtrees never hold "
+                                              "(docs/decisions.md, issue 10)", d.name)};
     const bytes unit = mshare_unit(p);
     if (!unit) return rule_error{"mshare", fmt::format("object '{}': {} paging has no PUD level to share at", d.name, p.paging.name)};
     if (d.size % unit)
@@ -115,6 +117,36 @@ std::optional<rule_error> check_mmap(const kernel_profile& p, const std::vector<
   if (o.fixed && o.addr % hsize)
     return rule_error{"addr", fmt::format("a fixed hugetlb mapping must start on a {} boundary, not {:#x}",
                                           huge_size_text(hsize), o.addr)};
+  return std::nullopt;
+}
+
+std::optional<rule_error> check_io(const std::vector<object_decl>& objects, const op& o, bytes buffer_size) {
+  constexpr bytes kPage = 4096;
+  const char* what = o.kind == op_kind::readv ? "readv" : o.kind == op_kind::read ? "read" : "write";
+  const object_decl& d = objects[size_t(o.object)];
+  if (d.kind == object_kind::hugetlb)
+    return rule_error{"obj", fmt::format("{} of hugetlb object '{}' is not modelled (files and shm objects are)", what, d.name)};
+  if (o.obj_off % kPage) return rule_error{"off", fmt::format("{}: the file offset must be a multiple of 4096, not {}", what, o.obj_off)};
+  if (o.len == 0 || o.len % kPage) return rule_error{"len", fmt::format("{}: the length must be a non-zero multiple of 4096, not {}", what, o.len)};
+  if (o.obj_off > d.size || o.len > d.size - o.obj_off)
+    return rule_error{"len", fmt::format("{}: [{}, +{}) is beyond the end of object '{}' ({} bytes)", what, o.obj_off, o.len, d.name, d.size)};
+  if (o.kind == op_kind::readv) {
+    if (!o.buffer) return rule_error{"buf", "readv needs a buffer mapping (buf=MAP): its iovecs are pages of a mapping"};
+    if (o.count == 0 || o.len % o.count || (o.len / o.count) % kPage)
+      return rule_error{"iovecs", fmt::format("readv: {} bytes do not split into {} iovecs of whole pages", o.len, o.count)};
+    if (o.count > 1024) return rule_error{"iovecs", fmt::format("readv: at most 1024 iovecs (UIO_MAXIOV), not {}", o.count)};
+  }
+  const bytes iov = o.len / std::max<uint64_t>(1, o.count);
+  if (o.stride && (o.stride % kPage || o.stride < iov))
+    return rule_error{"stride", fmt::format("{}: the iovec stride must be a multiple of 4096 and at least the iovec's {} bytes, not {}",
+                                            what, iov, o.stride)};
+  if (!o.buffer) return std::nullopt;
+  if (o.off % kPage) return rule_error{"bufoff", fmt::format("{}: the buffer offset must be a multiple of 4096, not {}", what, o.off)};
+  const uint64_t n = std::max<uint64_t>(1, o.count);
+  const bytes span = (n - 1) * (o.stride ? o.stride : iov) + iov;
+  if (o.off > buffer_size || span > buffer_size - o.off)
+    return rule_error{"bufoff", fmt::format("{}: the buffer [{}, +{}) is beyond the end of its mapping ({} bytes)", what, o.off, span,
+                                            buffer_size)};
   return std::nullopt;
 }
 

@@ -95,8 +95,8 @@ constexpr uint64_t kDensePerm = uint64_t{1} << 20;
 // A hash set entry costs about this many host bytes (node, key, bucket).
 constexpr uint64_t kSetEntryBytes = 32;
 
-page_set::page_set(uint64_t limit) : limit_(limit) {
-  dense_ = limit <= kDenseBits;
+page_set::page_set(uint64_t limit, uint64_t expected) : limit_(limit) {
+  dense_ = limit <= kDenseBits || expected * kSetEntryBytes >= limit / 8;
   if (dense_) bits_.assign((limit + 63) / 64, 0);
 }
 
@@ -147,7 +147,7 @@ touch_page_gen::touch_page_gen(const op& o) : st_(std::make_unique<state>(o)) {
   if (s.pages == 0) return;
   if (o.pattern == touch_pattern::uniform) {
     count_ = std::min(o.count, s.pages);
-    if (count_ * 2 <= s.pages) s.seen = std::make_unique<page_set>(s.pages);
+    if (count_ * 2 <= s.pages) s.seen = std::make_unique<page_set>(s.pages, count_);
     else if (s.pages <= kDensePerm) {
       s.perm.resize(s.pages);
       std::iota(s.perm.begin(), s.perm.end(), 0);

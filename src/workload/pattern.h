@@ -74,8 +74,9 @@ std::vector<uint64_t> touch_page_list(const op& o);
 // small anyway).
 class page_set {
  public:
-  // Pages are < `limit`.
-  explicit page_set(uint64_t limit);
+  // Pages are < `limit`; `expected` is how many will be inserted, when known: a set that
+  // would outgrow the bitmap of the range starts as the bitmap.
+  explicit page_set(uint64_t limit, uint64_t expected = 0);
   // Inserts p; false when it was already there.
   bool insert(uint64_t p);
 

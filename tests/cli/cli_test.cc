@@ -291,6 +291,17 @@ TEST_F(CliScenarioErrors, TomlSyntaxError) {
   }
 }
 
+TEST_F(CliScenarioErrors, ImageOutsideTheUserAddressSpace) {
+  // i386 PAE: 1 TiB of libraries from TASK_UNMAPPED_BASE cannot fit under 3 GiB; the
+  // error points at the group's `image` value (line 5, column 9), exit 2.
+  const std::string text =
+      "[kernel]\nprofile = \"linux-2.6.15\"\n[[group]]\nname = \"g\"\nimage = { libraries = \"1TiB\" }\n";
+  const std::string f = tmp_.write("image-too-big.toml", text);
+  expect_located_error(run_vmlab({"run", f}), f, text, 5, 9,
+                       "the process image's image.libs [0x40000000, 0x10040000000) lies outside the user address space "
+                       "of the i386-pae format (TASK_SIZE 0xc0000000): make it smaller");
+}
+
 TEST_F(CliScenarioErrors, UnknownKey) {
   // The key, not its value, is the error: column 3 of the indented line 6.
   const std::string text = R"([[group]]
@@ -400,7 +411,7 @@ TEST_F(CliTraceErrors, UnknownOp) {
   const std::string f = tmp_.write("unknown-op.trace", text);
   expect_located_error(run_vmlab({"run", "--trace", f}), f, text, 3, 1,
                        "unknown op 'frobnicate' (expected machine, override, object, spawn, fork, exit, mmap, munmap, "
-                       "mprotect, madvise, touch or phase)");
+                       "mprotect, madvise, touch, read, readv, write, fsync, msync or phase)");
 }
 
 TEST_F(CliTraceErrors, PidUsedBeforeSpawn) {

@@ -52,9 +52,20 @@ TEST(InspectCli, ThisProcessReconcilesAndItsScenarioRuns) {
   for (const auto& v : p["vmas"]) sum += v["table_bytes"].get<double>();
   EXPECT_NEAR(sum, p["attributed_bytes"].get<double>(), 1.0);
 
+  // The replay is compared with the VmPTE of the reading it came from (the scenario's
+  // header): this process is running, and the JSON reading above was another moment (its
+  // heap may have taken a new PTE page in between: a flake seen 2 times in 15 runs).
   const std::string file = ::testing::TempDir() + "inspect-self-" + me + ".toml";
   r = run_vmlab({"inspect", me, "--scenario", "-o", file});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  double read_vmpte = -1;
+  {
+    std::ifstream in(file);
+    const std::string tag = "# read: pid " + me + " (";
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind(tag, 0) == 0) read_vmpte = std::stod(line.substr(line.find("VmPTE ") + 6));
+  }
+  ASSERT_GT(read_vmpte, 0) << "no '# read:' line for pid " << me << " in " << file;
   r = run_vmlab({"run", file, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto run = nlohmann::json::parse(r.out);
@@ -62,11 +73,12 @@ TEST(InspectCli, ThisProcessReconcilesAndItsScenarioRuns) {
   const double sim = run["samples"].back()["procs"][0]["VmPTE"];
 #if defined(VMLAB_SANITIZED)
   // Under ASan this test process's replay came out 3.6% above its VmPTE on CI (1,306,624
-  // vs 1,261,568 bytes), while the forked children of InspectLive replay within 2%: not yet
-  // explained (the closing note of stop 16), so only the sanity bound is kept here.
-  EXPECT_LE(std::abs(sim - vmpte), 0.10 * vmpte) << "sim " << sim << ", inspected " << vmpte;
+  // vs 1,261,568 bytes), while the forked children of InspectLive replay within 2%. That
+  // compared two readings of a running process, as the Release flake did; until an ASan
+  // run in CI shows the same-reading comparison within 2%, only the sanity bound is kept.
+  EXPECT_LE(std::abs(sim - read_vmpte), 0.10 * read_vmpte) << "sim " << sim << ", inspected " << read_vmpte;
 #else
-  EXPECT_LE(std::abs(sim - vmpte), 0.02 * vmpte) << "sim " << sim << ", inspected " << vmpte;
+  EXPECT_LE(std::abs(sim - read_vmpte), 0.02 * read_vmpte) << "sim " << sim << ", inspected " << read_vmpte;
 #endif
   std::remove(file.c_str());
 

@@ -1,6 +1,7 @@
 // Property tests of the huge page model: random op sequences mixing hugetlb files and
 // MAP_HUGETLB mappings (2 MiB and 1 GiB pages on linux-6.18, 4 MiB on linux-2.5.43-mm2,
-// 2 MiB PAE on linux-2.6.15; shared, private, MAP_NORESERVE, MAP_LOCKED, at and off 1 GiB
+// 2 MiB PAE on linux-2.6.15, 16 MiB on linux-2.6.15-ppc64 (every eighth PMD entry, in
+// huge-page-only areas that refuse many mappings); shared, private, MAP_NORESERVE, MAP_LOCKED, at and off 1 GiB
 // boundaries so that PMD tables get shared and unshared), anonymous and shmem memory
 // under every THP policy with and without MADV_HUGEPAGE / MADV_NOHUGEPAGE, fork, exit,
 // and munmap / mprotect / MADV_DONTNEED over ranges that cut huge pages and 1 GiB
@@ -109,7 +110,8 @@ class huge_runner {
     m.memory = cfg_.memory;
     x86_ = cfg_.profile == "linux-6.18";
     i386_ = cfg_.profile == "linux-2.5.43-mm2";
-    hpage_ = i386_ ? 4 * MiB : 2 * MiB;  // the default hstate
+    ppc64_ = cfg_.profile == "linux-2.6.15-ppc64";
+    hpage_ = i386_ ? 4 * MiB : ppc64_ ? 16 * MiB : 2 * MiB;  // the default hstate
     const bool small = cfg_.memory && cfg_.memory <= GiB;
     if (x86_) {
       m.hugepages = {{2 * MiB, small ? 32 + rnd(32) : 300 + rnd(700)}, {GiB, small ? 0 : rnd(3)}};
@@ -120,7 +122,8 @@ class huge_runner {
                   {"hsmall", object_kind::hugetlb, 64 * MiB, 2 * MiB},
                   {"hgiant", object_kind::hugetlb, 2 * GiB, GiB}};
     } else {
-      m.hugepages = {{hpage_, 24 + rnd(48)}};
+      // 16 MiB pages: a smaller pool, so that the 256 MiB file (16 pages) can exhaust it.
+      m.hugepages = {{hpage_, ppc64_ ? 8 + rnd(16) : 24 + rnd(48)}};
       objects_ = {{"shm", object_kind::shm, 64 * MiB},
                   {"file", object_kind::file, 64 * MiB},
                   {"hbig", object_kind::hugetlb, 256 * MiB, 0},
@@ -491,7 +494,7 @@ class huge_runner {
   huge_config cfg_;
   uint64_t seed_;
   std::mt19937_64 rng_;
-  bool x86_ = false, i386_ = false;
+  bool x86_ = false, i386_ = false, ppc64_ = false;
   bytes hpage_ = 2 * MiB;
   std::vector<object_decl> objects_;
   std::unique_ptr<sim_kernel> k_;
@@ -537,6 +540,8 @@ std::vector<huge_config> huge_configs() {
       cfg("i386_2543", "linux-2.5.43-mm2", ov{}, 0, 0, false, false, false),
       cfg("i386_2543_fragmented", "linux-2.5.43-mm2", ov{}, 0.5, 1 * GiB, false, false, false),
       cfg("pae_2615", "linux-2.6.15", ov{}, 0.2, 0, false, false, false),
+      // 16 MiB pages eight PMD entries apart, in huge-page-only areas (arch.h 5).
+      cfg("ppc64_2615", "linux-2.6.15-ppc64", ov{}, 0.2, 0, false, false, false),
   };
   v[3].expect_hugetlb = false;  // no free pageblock: no pool, no surplus page
   return v;

@@ -8,6 +8,7 @@
 
 #include "engine/engine.h"
 #include "model/profile.h"
+#include "report/report.h"
 #include "workload/image.h"
 #include "workload/scenario.h"
 
@@ -52,7 +53,8 @@ TEST_P(ImageByProfile, TypicalImageAloneGivesTheRecountedVmpte) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Profiles, ImageByProfile,
-                         ::testing::Values("linux-6.18", "linux-2.6.15-x86_64", "linux-2.6.15", "linux-2.5.43-mm2"),
+                         ::testing::Values("linux-6.18", "linux-2.6.15-x86_64", "linux-2.6.15", "linux-2.5.43-mm2",
+                                           "linux-2.6.15-ppc64", "linux-6.18-ppc64"),
                          [](const auto& param_info) {
                            std::string n = param_info.param;
                            for (char& c : n)
@@ -71,6 +73,37 @@ TEST(Image, SizesFromATableAndTheDefaultIsWorkloadOnly) {
   EXPECT_FALSE(run("[[group]]\nname = \"g\"\nimage = \"none\"\n").process_image);
 }
 
+// ppc64: the executable at 0x10000000, the stack at the top of the format's user space
+// and the libraries under mmap_base, 128 MiB below it; everything inside TASK_SIZE.
+TEST(Image, Ppc64AddressesLieInItsUserSpace) {
+  for (const char* name : {"ppc64-4k", "ppc64-hash-64k"}) {
+    SCOPED_TRACE(name);
+    const paging_format& f = *find_paging_format(name);
+    const auto maps = image_maps(image_spec{}, f);
+    ASSERT_EQ(maps.size(), 5u);
+    EXPECT_EQ(maps[0].addr, 0x10000000u);
+    for (const image_map& m : maps) {
+      EXPECT_LE(m.addr + m.size, f.task_size) << m.name;
+      EXPECT_EQ(m.addr % f.page_size(), 0u) << m.name;
+    }
+    EXPECT_EQ(maps[3].addr + maps[3].size, f.task_size - (128 << 20));  // the libraries end at mmap_base
+    EXPECT_EQ(maps[4].addr + maps[4].size, f.task_size);                // the stack VMA ends at the top
+  }
+}
+
+// On 64 KiB pages the image's written anonymous memory is 128 KiB of data, 512 KiB of
+// heap and the stack's one 64 KiB page: 11 pages, which the report prints in 64 KiB
+// pages (the Rss figures count the kernel's base pages, run_result::page_size).
+TEST(Image, RssOfA64KiBPageImageIsInItsPages) {
+  const run_result r = run("[kernel]\nprofile = \"linux-6.18-ppc64\"\n[[group]]\nname = \"g\"\nimage = \"typical\"\n");
+  EXPECT_EQ(r.page_size, 64 * KiB);
+  const image_spec img;
+  const uint64_t anon = (img.data + img.heap) / (64 * KiB) + 1;
+  EXPECT_EQ(anon, 11u);
+  EXPECT_EQ(r.samples.back().procs.at(0).rss_anon, anon);
+  EXPECT_NE(format_table(r).find(" 704.0 KiB "), std::string::npos) << format_table(r);
+}
+
 TEST(Image, Errors) {
   auto err = [](const std::string& text) {
     auto r = parse_scenario(text, "t.toml");
@@ -86,6 +119,14 @@ TEST(Image, Errors) {
             "integer");
   EXPECT_EQ(err("[[group]]\nname = \"g\"\n  [[group.map]]\n  name = \"image.heap\"\n  object = \"anon\"\n  size = 4096\n"),
             "t.toml:4:10: mapping names starting with 'image.' are the process image's (a group's 'image')");
+  // i386: 1 TiB of libraries from TASK_UNMAPPED_BASE end far above the 3 GiB user space.
+  EXPECT_EQ(err("[kernel]\nprofile = \"linux-2.6.15\"\n[[group]]\nname = \"g\"\nimage = { libraries = \"1TiB\" }\n"),
+            "t.toml:5:9: the process image's image.libs [0x40000000, 0x10040000000) lies outside the user address "
+            "space of the i386-pae format (TASK_SIZE 0xc0000000): make it smaller");
+  // i386: a 3 GiB heap after the executable runs into the libraries at 0x40000000.
+  EXPECT_EQ(err("[kernel]\nprofile = \"linux-2.6.15\"\n[[group]]\nname = \"g\"\nimage = { heap = \"1GiB\" }\n"),
+            "t.toml:5:9: the process image's image.heap [0x8168000, 0x48168000) runs into its image.libs at 0x40000000: "
+            "make it smaller");
 }
 
 }  // namespace
