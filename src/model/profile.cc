@@ -56,6 +56,41 @@ kernel_profile linux_2_5_26() {
   return p;
 }
 
+// Linux 2.4.1 (January 2001) on i386, the kernel of seed 003, as 2.5.26 minus what 2.5
+// added. Sources are 2.4.0's text (liexusong/linux-2.4.0; 2.4.1pre3 changed none of these).
+// Modelled: no reverse map (mapped pages are unmapped by swap_out scanning page tables,
+// mm/vmscan.c), 64-byte struct page, filemap_nopage's read-around and MADV_SEQUENTIAL
+// read-ahead (readaround_24.h), read()'s MAX_READAHEAD of 31 pages, the linus elevator
+// with 2.4.0's passovers and IDE's request limits. Not modelled: page aging, the
+// active/inactive_dirty/inactive_clean lists, swap_out's page-table scan and
+// page_launder (the tiobench sim evicts in insertion order, tiobench_sim.h), the global
+// page_hash_table (the page cache keeps 2.5's radix-tree accounting), the buffer cache.
+kernel_profile linux_2_4() {
+  kernel_profile p = linux_2_5_26();
+  p.name = "linux-2.4";
+  p.description =
+      "Linux 2.4.1, i386 2-level, no rmap (swap_out scans page tables), 2.4 read-around and linus elevator: seed "
+      "003's kernel (page aging, swap_out and page_launder not modelled)";
+  p.rmap = {};                                   // no reverse map until 2.5.27
+  p.objs.pte_chain = {};
+  p.meminfo = {.reverse_maps = false, .mapped = false, .mapped_counts_anon = false};
+  // include/linux/mm.h (2.4.0): list, mapping, index, next_hash, count, flags, lru, age,
+  // wait, pprev_hash, buffers, virtual, zone: 64 bytes on i386 UP.
+  p.objs.struct_page = 64;
+  // include/linux/blkdev.h MAX_READAHEAD 31 (pages), ide-probe.c max_readahead.
+  p.page_cache.ra_max = 31 * 4 * KiB;
+  p.page_cache.mmap_read_around_24 = true;
+  // include/linux/elevator.h ELEVATOR_LINUS: read passovers 1000000, write 2000000;
+  // include/linux/blkdev.h MAX_SECTORS 254 (ide-probe.c max_sectors); QUEUE_NR_REQUESTS
+  // 256, half on each direction's free list (ll_rw_blk.c blk_init_free_list).
+  p.block_queue = {.elevator = io_elevator::linus, .read_passovers = 1000000, .write_passovers = 2000000,
+                   .max_sectors = 254, .nr_requests = 128};
+  // Seed 003 gives no memory size; 512 MiB is inferred from its 1024 MB file set, which
+  // is tiobench.pl's default --size of twice the memory (docs/seeds.md, seed 003).
+  p.default_memory = 512 * MiB;
+  return p;
+}
+
 // Linux 2.5.43 with Andrew Morton's mm2 patch set and Bill Irwin's hugetlb support, the
 // kernel of seed 001 (same machine as seed 000: i386 2-level, HIGHMEM4G, Pentium III).
 // From 2.5.26 + rollup: the 2.5.35 cache-line pte_chains (the rollup already had them),
@@ -298,7 +333,7 @@ kernel_profile linux_6_18_ppc64() {
 
 const std::vector<std::function<kernel_profile()>>& presets() {
   static const std::vector<std::function<kernel_profile()>> v = {
-      linux_2_5_26, linux_2_5_43_mm2, linux_2_6_15, linux_2_6_15_x86_64, linux_2_6_15_ptshare,
+      linux_2_4, linux_2_5_26, linux_2_5_43_mm2, linux_2_6_15, linux_2_6_15_x86_64, linux_2_6_15_ptshare,
       linux_2_6_15_ppc64, linux_2_6_15_ppc64_ptshare, linux_6_18, linux_6_18_mshare, linux_6_18_ppc64};
   return v;
 }

@@ -197,6 +197,26 @@ struct page_cache_policy {
   // (include/linux/mm.h, the backing_dev_info's ra_pages default), 6.x VM_READAHEAD_PAGES
   // (SZ_128K / PAGE_SIZE); 2.4's vm_max_readahead was 31 pages (mm/filemap.c).
   bytes ra_max = 128 * 1024;
+  // 2.4's mapped-fault read-around (mm/filemap.c filemap_nopage, 2.4.0): a fault on an
+  // uncached page reads the aligned cluster of 1 << page_cluster pages holding it
+  // (read_cluster_nonblocking), one page under MADV_RANDOM, and under MADV_SEQUENTIAL
+  // also a window of ra_max rounded up to whole clusters ahead of the fault
+  // (nopage_sequential_readahead). page_cluster comes from the memory size
+  // (page_cluster_24 in readaround_24.h). false: the profile's kernel reads around a
+  // mapped fault otherwise (2.5+: not modelled).
+  bool mmap_read_around_24 = false;
+};
+
+// The block layer's request queue as the profile's kernel sets it up, for the sim's I/O
+// timing (src/engine/tiobench_sim.h; src/block/elevator.h models the elevators). The
+// defaults are 2.6's (deadline, BLK_DEF_MAX_SECTORS 1024, BLKDEV_MAX_RQ 128); only the
+// tiobench sim reads these, and it runs the linux-2.4 profile only.
+enum class io_elevator : uint8_t { noop, linus, deadline };
+struct block_queue_policy {
+  io_elevator elevator = io_elevator::deadline;
+  int32_t read_passovers = 8192, write_passovers = 16384;  // linus only
+  uint32_t max_sectors = 1024;  // 512-byte sectors per request after merging
+  uint32_t nr_requests = 128;   // free requests per direction (get_request_wait past it)
 };
 
 using level_mask = uint8_t;  // bit (1 << level) set = the level is counted
@@ -239,6 +259,7 @@ struct kernel_profile {
   zone_policy zones;
   meminfo_policy meminfo;
   page_cache_policy page_cache;
+  block_queue_policy block_queue;
 
   [[nodiscard]] bool counts_in_page_tables(level l) const { return page_tables_levels & mask_of(l); }
   [[nodiscard]] bool counts_in_vmpte(level l) const { return vmpte_levels & mask_of(l); }
