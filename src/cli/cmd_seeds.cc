@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "engine/engine.h"
+#include "engine/tiobench_sim.h"
 #include "report/compare.h"
 #include "report/csv.h"
 #include "report/seeds.h"
@@ -66,8 +67,25 @@ action add_seeds(CLI::App& app) {
         std::cerr << fmt::format("{}: the run ended early at op {} `{}`: {}\n", what, fl.op_index, fl.op_text, fl.error);
       return &runs.emplace(std::make_pair(scenario, settings), std::move(r.value())).first->second;
     };
+    // Each tiobench run (seed 003) runs once, on the sim's tiobench.
+    std::map<std::string_view, live::tiobench_run> tio_runs;
+    auto tio_of = [&](std::string_view scenario) -> result<const live::tiobench_run*> {
+      auto it = tio_runs.find(scenario);
+      if (it != tio_runs.end()) return &it->second;
+      sim::tiobench_sim_options so;
+      if (!o->profile.empty()) so.profile = o->profile;
+      auto r = sim::run_tiobench_sim(seed_tiobench_spec(scenario), so);
+      if (!r.ok()) return r.error();
+      return &tio_runs.emplace(scenario, std::move(r.value())).first->second;
+    };
     std::vector<seed_check> checks;
     for (const seed_figure* f : figs) {
+      if (f->extract_tiobench) {
+        auto r = tio_of(f->scenario);
+        if (!r.ok()) return report_error(r.error());
+        checks.push_back(check_seed_figure(*f, *r.value()));
+        continue;
+      }
       auto r = run_of(f->scenario, f->settings);
       if (!r.ok()) return report_error(r.error());
       const run_result* minus = nullptr;

@@ -13,6 +13,8 @@
 
 #include "cli/commands.h"
 #include "engine/live/tiobench_runner.h"
+#include "engine/tiobench_sim.h"
+#include "model/profile.h"
 #include "report/tiobench_report.h"
 
 namespace vmlab::cli {
@@ -53,14 +55,41 @@ status check_output_writable(const std::string& file) {
 
 struct opts {
   tiobench_spec spec;
-  std::string engine = "live", dir, format = "table", file;
+  std::string engine = "live", dir, format = "table", file, profile, device;
+  uint64_t memory_mb = 0;
   bool json = false, size_given = false;
 };
 
+int print_tiobench(const opts& o, const live::tiobench_run& r) {
+  output_options out;
+  out.file = o.file;
+  out.json = o.json || o.format == "json";
+  const std::string text = out.json ? tiobench_json(r).dump(2) + "\n" : format_tiobench_table(r);
+  return write_output(out, text);
+}
+
+// The sim: the profile's memory, not this host's, sets tiobench.pl's default --size.
+int run_tiobench_on_sim(opts& o) {
+  if (o.spec.direct || o.spec.drop_caches || !o.dir.empty())
+    return report_error(status::invalid_argument("--direct, --drop-caches and --dir are for --engine live"));
+  sim::tiobench_sim_options so;
+  if (!o.profile.empty()) so.profile = o.profile;
+  if (!o.device.empty()) so.device = o.device;
+  so.memory_bytes = o.memory_mb << 20;
+  if (!o.size_given) {
+    auto p = find_profile(so.profile);
+    if (!p.ok()) return report_error(p.error());
+    o.spec.size_mb = 2 * ((so.memory_bytes ? so.memory_bytes : p->default_memory) >> 20);
+  }
+  if (!o.file.empty())
+    if (status w = check_output_writable(o.file); !w.ok()) return report_error(w);
+  auto r = sim::run_tiobench_sim(o.spec, so);
+  if (!r.ok()) return report_error(r.error());
+  return print_tiobench(o, r.value());
+}
+
 int run_tiobench(opts& o) {
-  if (o.engine == "sim")
-    return report_error(status::invalid_argument(
-        "the sim engine's tiobench needs the page cache (issue 9, in progress); use --engine live for now"));
+  if (o.engine == "sim") return run_tiobench_on_sim(o);
   if (!o.size_given) o.spec.size_mb = twice_memtotal_mb();
   if (status v = validate_tiobench(o.spec); !v.ok()) return report_error(v);
   if (o.spec.drop_caches && ::geteuid() != 0)
@@ -71,11 +100,7 @@ int run_tiobench(opts& o) {
     if (status w = check_output_writable(o.file); !w.ok()) return report_error(w);
   auto r = live::run_tiobench_live(o.spec, {o.dir});
   if (!r.ok()) return report_error(r.error());
-  output_options out;
-  out.file = o.file;
-  out.json = o.json || o.format == "json";
-  const std::string text = out.json ? tiobench_json(r.value()).dump(2) + "\n" : format_tiobench_table(r.value());
-  return write_output(out, text);
+  return print_tiobench(o, r.value());
 }
 
 }  // namespace
@@ -105,6 +130,9 @@ action add_tiobench(CLI::App& app) {
   app.add_option("--dir", o->dir, "Directory for the files (default: a new directory under $TMPDIR or /var/tmp, removed "
                                   "afterwards)");
   app.add_option("--seed", o->spec.seed, "Seed of the random tests' block choice (default 1)");
+  app.add_option("--profile", o->profile, "sim: the kernel profile (default linux-2.4, the only one it models)");
+  app.add_option("--device", o->device, "sim: the disk's profile (default ibm-dtla-307075)");
+  app.add_option("--memory", o->memory_mb, "sim: the machine's memory in MiB (default: the profile's, 512 for linux-2.4)");
   app.add_option("--engine", o->engine, "live (this host; the default) or sim")->check(CLI::IsMember({"sim", "live"}));
   CLI::Option* fmt = app.add_option("--format", o->format, "table (default) or json")
                          ->check(CLI::IsMember({"table", "json"}));

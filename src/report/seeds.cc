@@ -98,6 +98,23 @@ nlohmann::json number(double v) {
   return v;
 }
 
+// Seed 003's rates: tiobench's "MB/s" are 2^20 bytes per second (tiotest.c).
+std::optional<double> tiobench_rate(const live::tiobench_run& r, tiobench_test t) {
+  for (const auto& x : r.tests)
+    if (x.test == t) return x.rate_mb_s(r.spec.block_bytes);
+  return std::nullopt;
+}
+std::optional<double> tio_write(const live::tiobench_run& r) { return tiobench_rate(r, tiobench_test::write); }
+std::optional<double> tio_random_write(const live::tiobench_run& r) { return tiobench_rate(r, tiobench_test::random_write); }
+std::optional<double> tio_read(const live::tiobench_run& r) { return tiobench_rate(r, tiobench_test::read); }
+std::optional<double> tio_random_read(const live::tiobench_run& r) { return tiobench_rate(r, tiobench_test::random_read); }
+
+// A seed-003 rate: the "2.4.1pre3 + Marcelo's patch" row, 25% (issue 9).
+seed_figure tiobench_figure(std::string_view metric, double paper, std::string_view note,
+                            std::optional<double> (*extract)(const live::tiobench_run&)) {
+  return {"003", "tiobench/seed-003", metric, paper, "MiB/s", note, 0.25, nullptr, "", false, "", 0, 0, true, extract};
+}
+
 std::string signed_percent(double v) { return fmt::format("{:+.2f}%", v * 100); }
 
 }  // namespace
@@ -129,6 +146,11 @@ const std::vector<seed_figure>& seed_figures() {
       {"001", "seeds/hugetlb-dss", "lowmem_saved", 322 * kMiB, "bytes",
        "\"we save ~322 MB in the low memory area\" (pte_chain + PageTables)", 0.05, pte_chain_and_page_tables_max,
        k4KiBPool, true, "", 0, 0},
+      tiobench_figure("seq_write_rate", 10.57, "Seq Write 10.57 MB/s (15.3% CPU), 2.4.1pre3 + Marcelo's patch",
+                      tio_write),
+      tiobench_figure("random_write_rate", 0.594, "Rand Write 0.594 MB/s (1.44% CPU)", tio_random_write),
+      tiobench_figure("seq_read_rate", 12.68, "Seq Read 12.68 MB/s (9.23% CPU)", tio_read),
+      tiobench_figure("random_read_rate", 0.497, "Rand Read 0.497 MB/s (0.92% CPU)", tio_random_read),
       {"004", "seeds/ptshare-oltp-x86_64", "freed_x86_64_64g", 14 * kGiB, "bytes",
        "\"over 14 GB of memory was freed\" (x86-64, DB2, 4 KB buffers; band 14-16 GB)", 0, page_tables_max, "", true,
        kPtshareX86, 14 * kGiB, 16 * kGiB},
@@ -185,6 +207,25 @@ seed_check check_seed_figure(const seed_figure& f, const run_result& r, const ru
   return c;
 }
 
+tiobench_spec seed_tiobench_spec(std::string_view scenario) {
+  tiobench_spec s;  // tiobench.pl's defaults: 4096-byte blocks, 4000 random ops in total
+  if (scenario == "tiobench/seed-003") {
+    s.size_mb = 1024;  // "File Size 1024", "Block Size 4096", "Num Thr 2", "with mmap()"
+    s.threads = 2;
+    s.mmap = true;
+  }
+  return s;
+}
+
+seed_check check_seed_figure(const seed_figure& f, const live::tiobench_run& r) {
+  seed_check c;
+  c.figure = &f;
+  c.vmlab = f.extract_tiobench ? f.extract_tiobench(r) : std::nullopt;
+  if (c.vmlab) c.rel_error = (*c.vmlab - f.paper) / f.paper;
+  c.ok = c.vmlab && std::abs(c.rel_error) <= f.tolerance;
+  return c;
+}
+
 nlohmann::json seeds_json(const std::vector<seed_check>& checks) {
   nlohmann::json figs = nlohmann::json::array();
   for (const auto& c : checks) {
@@ -216,7 +257,9 @@ std::string format_seeds_table(const std::vector<seed_check>& checks, size_unit 
     const seed_figure& f = *c.figure;
     const std::string verdict = c.ok ? "ok" : !c.completed ? "FAIL*" : "FAIL";
     const bool size = f.unit == "bytes";
-    auto value = [&](double v) { return size ? format_size(v, u) : fmt::format("{:.0f}", v); };
+    auto value = [&](double v) {
+      return size ? format_size(v, u) : f.unit == "MiB/s" ? fmt::format("{:.3f}", v) : fmt::format("{:.0f}", v);
+    };
     // A band figure's tolerance column says "band"; its note gives the band.
     const std::string tol = !f.published ? "-" : f.band_high > 0 ? "band" : fmt::format("{:.0f}%", f.tolerance * 100);
     out += fmt::format("{:<5} {:<26} {:>12} {:>12} {:>9} {:>5}  {:<6} {}\n", f.seed, f.metric,

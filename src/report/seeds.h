@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/live/tiobench_runner.h"
 #include "report/units.h"
 #include "vmlab/run_result.h"
 
@@ -48,7 +49,13 @@ struct seed_figure {
   // figure has no tolerance, and it is ok when its run completes. Printed in a block of its
   // own under the compared figures.
   bool published = true;
+  // A tiobench figure (seed 003): vmlab's value from the sim's tiobench run of the spec
+  // seed_tiobench_spec(scenario) gives, instead of `extract` on a scenario's result.
+  std::optional<double> (*extract_tiobench)(const live::tiobench_run&) = nullptr;
 };
+
+// The tiobench run a tiobench figure's `scenario` names ("tiobench/seed-003").
+tiobench_spec seed_tiobench_spec(std::string_view scenario);
 
 // Every figure of every seed, by seed and then in the order the seed states them.
 const std::vector<seed_figure>& seed_figures();
@@ -64,6 +71,8 @@ struct seed_check {
 
 // `minus`: the run of f.minus, for a difference figure (else unused).
 seed_check check_seed_figure(const seed_figure& f, const run_result& r, const run_result* minus = nullptr);
+// A tiobench figure (f.extract_tiobench set) against the sim's tiobench run.
+seed_check check_seed_figure(const seed_figure& f, const live::tiobench_run& r);
 
 // {"figures":[{"seed","metric","paper","vmlab","rel_error","unit","tolerance","band","scenario",
 // "settings","note","ok"}, ...]}; vmlab and rel_error are null when the result lacks the figure;

@@ -81,7 +81,7 @@ TEST_F(CliSeeds, UnknownSeedIsExit2) {
     const auto r = run_vmlab({"seeds", name});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_EQ(r.out, "");
-    EXPECT_EQ(r.err, "vmlab: error: unknown seed '" + name + "' (known: 000, 001, 004)\n");
+    EXPECT_EQ(r.err, "vmlab: error: unknown seed '" + name + "' (known: 000, 001, 003, 004)\n");
   }
   const auto extra = run_vmlab({"seeds", "000", "001"});
   EXPECT_EQ(extra.exit_code, 2);
@@ -115,7 +115,8 @@ TEST_F(CliSeeds, JsonShape) {
                                                "pte_chain_slabs_max", "pte_chain_slab_bytes_max",
                                                "pte_chain_slab_bytes_max_readv", "pte_chain_max_4KiB",
                                                "pte_chain_max_huge", "PageTables_max_4KiB", "PageTables_max_huge",
-                                               "lowmem_saved", "freed_x86_64_64g", "freed_ppc64_64g",
+                                               "lowmem_saved", "seq_write_rate", "random_write_rate", "seq_read_rate",
+                                               "random_read_rate", "freed_x86_64_64g", "freed_ppc64_64g",
                                                "PageTables_8g_4KiB", "PageTables_8g_4KiB_shared", "PageTables_8g_huge",
                                                "PageTables_8g_huge_shared", "PageTables_x86_64_64g_4KiB",
                                                "PageTables_x86_64_64g_huge", "pmd_tables_x86_64_64g_huge",
@@ -176,7 +177,11 @@ TEST_F(CliSeeds, Seed000WithinTolerance) {
     EXPECT_LE(std::abs(rel), pv.second);
     EXPECT_EQ(f.at("ok"), true);
   }
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Every seed together: exit 1 while seed 003's random read is outside its 25% (a known
+  // miss, docs/seeds.md), else 0.
+  bool all_ok = true;
+  for (const auto& f : j.at("figures")) all_ok &= f.at("ok").get<bool>();
+  EXPECT_EQ(r.exit_code, all_ok ? 0 : 1) << r.err;
   // Keep the seed check fast: one simulation of seed 000, two of seed 001 and eight of
   // seed 004 (Release: about five seconds).
   EXPECT_LT(r.seconds, 30.0);
@@ -316,6 +321,28 @@ TEST_F(CliSeeds, Seed004WithinBands) {
   }
   EXPECT_EQ(seen, wants.size());
   EXPECT_EQ(unpublished, measures.size() + 1);
+}
+
+// Seed 003 (docs/seeds.md): the sim's tiobench against the "2.4.1pre3 + Marcelo's patch"
+// row, 25% each; the random read is a known miss, so the exit status is 1.
+TEST_F(CliSeeds, Seed003TiobenchRates) {
+  const auto r = run_vmlab({"seeds", "003", "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const json j = parse_json(r.out);
+  const std::map<std::string, double> paper = {{"seq_write_rate", 10.57}, {"random_write_rate", 0.594},
+                                               {"seq_read_rate", 12.68}, {"random_read_rate", 0.497}};
+  ASSERT_EQ(j.at("figures").size(), paper.size());
+  for (const auto& f : j.at("figures")) {
+    SCOPED_TRACE(f.dump());
+    EXPECT_EQ(f.at("seed"), "003");
+    EXPECT_EQ(f.at("unit"), "MiB/s");
+    EXPECT_EQ(f.at("paper").get<double>(), paper.at(f.at("metric")));
+    EXPECT_EQ(f.at("tolerance").get<double>(), 0.25);
+    const double rel = f.at("rel_error").get<double>();
+    EXPECT_EQ(f.at("ok").get<bool>(), std::abs(rel) <= 0.25);
+    EXPECT_EQ(f.at("ok").get<bool>(), f.at("metric") != "random_read_rate");
+  }
+  EXPECT_LT(r.seconds, 5.0);
 }
 
 TEST_F(CliSeeds, Seed004Table) {

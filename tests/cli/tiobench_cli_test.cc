@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -48,6 +49,12 @@ class TiobenchCli : public ::testing::Test {
   std::string tmp_, old_;
 };
 
+std::string fmt_rate(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
 void expect_usage_error(const std::vector<std::string>& args, const std::string& message) {
   std::vector<std::string> all = {"tiobench"};
   all.insert(all.end(), args.begin(), args.end());
@@ -61,7 +68,10 @@ TEST_F(TiobenchCli, BadOptionsExit2WithTheReason) {
   expect_usage_error({"--size", "8", "--threads", "0"}, "--threads must be between 1 and 1024");
   expect_usage_error({"--size", "8", "--block", "1000"}, "--block must be a positive multiple of 512");
   expect_usage_error({"--size", "8", "--mmap", "--direct"}, "--direct and --mmap together");
-  expect_usage_error({"--size", "8", "--engine", "sim"}, "the sim engine's tiobench needs the page cache (issue 9, in progress)");
+  expect_usage_error({"--size", "8", "--engine", "sim"}, "the sim's tiobench models mmap I/O (tiotest -M, --mmap) only");
+  expect_usage_error({"--size", "8", "--engine", "sim", "--mmap", "--profile", "linux-6.18"},
+                     "profile linux-6.18 does not have it (use linux-2.4)");
+  expect_usage_error({"--size", "8", "--engine", "sim", "--mmap", "--dir", tmp_}, "--dir are for --engine live");
   expect_usage_error({"--size", "8", "--dir", "/nonexistent/vmlab"}, "--dir /nonexistent/vmlab: ENOENT");
   expect_usage_error({"--size", "8", "--dir", "/proc"}, "--dir /proc");
   expect_usage_error({"--size", "8", "--engine", "both"}, "--engine");
@@ -73,6 +83,36 @@ TEST_F(TiobenchCli, BadOptionsExit2WithTheReason) {
                      "-o /nonexistent/vmlab/out.json: cannot write it (No such file or directory); nothing was run");
   expect_usage_error({"--size", "8", "-o", tmp_}, "-o " + tmp_ + ": cannot write it (Is a directory)");
   EXPECT_TRUE(left_in_tmp().empty());
+}
+
+// The sim engine (linux-2.4, the IBM 75GXP): tiobench.pl's table and the JSON of the same.
+TEST_F(TiobenchCli, SimRunPrintsTheTableAndJson) {
+  const cli_result r = run_vmlab({"tiobench", "--engine", "sim", "--mmap", "--size", "64", "--threads", "2",
+                                  "--memory", "32"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("sim engine, mmap (tiotest -M), 2000 random ops per thread"), std::string::npos) << r.out;
+  size_t rows = 0, at = 0;
+  for (const char* title : {"Sequential Reads", "Random Reads", "Sequential Writes", "Random Writes"}) {
+    const size_t p = r.out.find(std::string("\n") + title + "\n");
+    ASSERT_NE(p, std::string::npos) << title;
+    EXPECT_GT(p, at) << title << " out of tiobench.pl's order";
+    at = p;
+  }
+  for (size_t p = r.out.find("\nlinux-2.4 "); p != std::string::npos; p = r.out.find("\nlinux-2.4 ", p + 1)) ++rows;
+  EXPECT_EQ(rows, 4u) << r.out;
+  const cli_result j = run_vmlab({"tiobench", "--engine", "sim", "--mmap", "--size", "64", "--threads", "2",
+                                  "--memory", "32", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc.at("engine"), "sim");
+  EXPECT_EQ(doc.at("identifier"), "linux-2.4");
+  ASSERT_EQ(doc.at("tests").size(), 4u);
+  for (const auto& t : doc.at("tests")) {
+    EXPECT_GT(t.at("rate_mib_per_s").get<double>(), 0) << t.dump();
+    EXPECT_GT(t.at("cpu_percent").get<double>(), 0) << t.dump();
+  }
+  // The table's rates are the JSON's, to the table's two decimals.
+  EXPECT_NE(r.out.find(fmt_rate(doc.at("tests")[2].at("rate_mib_per_s").get<double>())), std::string::npos);
 }
 
 TEST_F(TiobenchCli, LiveRunPrintsTiobenchsTableAndRemovesItsDirectory) {

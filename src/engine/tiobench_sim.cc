@@ -1,0 +1,455 @@
+#include "engine/tiobench_sim.h"
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "block/cpu_cost.h"
+#include "block/elevator.h"
+#include "block/profiles.h"
+#include "model/profile.h"
+#include "model/readaround_24.h"
+
+namespace vmlab::sim {
+namespace {
+
+using block::sim_ns;
+
+constexpr uint64_t kPage = 4096;  // i386
+constexpr uint32_t kSectorsPerPage = kPage / block::kSectorBytes;
+// The first partition of a DOS-labelled disk starts at sector 63 (fdisk's default then).
+constexpr uint64_t kPartitionStart = 63;
+// include/linux/swap.h SWAP_CLUSTER_MAX (2.4.0): pages written per reclaim pass.
+constexpr uint64_t kLaunderBatch = 32;
+
+enum class pg : uint8_t { absent, reading, clean, dirty, writeback };
+
+struct page_state {
+  pg st = pg::absent;
+  bool on_disk = false;  // the block exists (written once); else a hole, read as zeros
+  bool redirty = false;  // written to while under writeback
+};
+
+struct costs {
+  double copy_ns_per_byte = 0, fault_ns = 0, submit_ns = 0;
+};
+
+struct thread_state {
+  uint32_t id = 0;
+  sim_ns t{};
+  bool done = false, blocked = false;
+  // The test's progress: ops, then fsync's submission from fsync_next, then its wait.
+  uint64_t op = 0;
+  bool fsync = false;
+  uint64_t fsync_next = 0;
+  // The op in progress: its start, the next page of it to fault in.
+  bool in_op = false;
+  sim_ns op_start{};
+  uint64_t op_page = 0;
+  seq_readahead_24 ra;
+  std::vector<bool> mapped;  // pages faulted into this test's mapping
+  double user_ns = 0, sys_ns = 0, lat_sum_ns = 0, lat_max_ns = 0;
+  uint64_t over2 = 0, over10 = 0;
+};
+
+class tiobench_sim {
+ public:
+  tiobench_sim(const tiobench_spec& s, const kernel_profile& p, std::unique_ptr<block::block_device> dev, costs c,
+               uint64_t memory)
+      : s_(s), p_(p), dev_(std::move(dev)), c_(c), q_(elevator(p), limits(p)) {
+    file_pages_ = s.file_bytes() / kPage;
+    cluster_ = page_cluster_24(memory, kPage);
+    window_ = seq_ra_window_24(p.page_cache.ra_max / kPage, cluster_);
+    const uint64_t frames = memory / kPage;
+    const uint64_t reserved = frames * p.objs.struct_page + p.objs.kernel_image;
+    cache_pages_ = (memory - std::min(memory, reserved)) / kPage;
+    pages_.resize(file_pages_ * s.threads);
+    writeback_.assign(s.threads, 0);
+    stats_.cache_pages = cache_pages_;
+    stats_.page_cluster = cluster_;
+  }
+
+  result<std::vector<tiobench_test_result>> run();
+  [[nodiscard]] const tiobench_sim_stats& stats() const { return stats_; }
+
+ private:
+  static block::elevator_kind elevator(const kernel_profile& p) {
+    switch (p.block_queue.elevator) {
+      case io_elevator::noop: return block::elevator_kind::noop;
+      case io_elevator::linus: return block::elevator_kind::linus;
+      case io_elevator::deadline: break;
+    }
+    return block::elevator_kind::deadline;
+  }
+  static block::queue_limits limits(const kernel_profile& p) {
+    block::queue_limits l;
+    l.max_sectors = p.block_queue.max_sectors;
+    l.read_latency = p.block_queue.read_passovers;
+    l.write_latency = p.block_queue.write_passovers;
+    return l;
+  }
+  [[nodiscard]] uint64_t key(uint32_t file, uint64_t page) const { return file * file_pages_ + page; }
+
+  void charge(thread_state& th, double ns, bool user);
+  bool step(thread_state& th, tiobench_test t);
+  bool touch_page(thread_state& th, tiobench_test t, uint64_t page);
+  bool fault_in(thread_state& th, tiobench_test t, uint64_t page);
+  void read_ahead(thread_state& th, uint64_t first, uint64_t count);
+  bool add_page(thread_state& th, uint64_t k);
+  bool make_room(thread_state& th);
+  bool drop_clean();
+  void launder(thread_state& th);
+  bool fsync_step(thread_state& th);
+  void submit(thread_state& th, uint64_t k, bool write);
+  void kick(sim_ns now);
+  void complete();
+  bool block_on(thread_state& th);
+  result<tiobench_test_result> run_test(tiobench_test t, std::vector<thread_state>& ths, sim_ns start);
+
+  tiobench_spec s_;
+  const kernel_profile& p_;
+  std::unique_ptr<block::block_device> dev_;
+  costs c_;
+  block::request_queue q_;
+  uint64_t file_pages_ = 0, cache_pages_ = 0, window_ = 0, resident_ = 0;
+  uint32_t cluster_ = 0;
+  std::vector<page_state> pages_;
+  std::deque<uint64_t> lru_;        // page keys in the order they entered the page cache
+  std::vector<uint64_t> writeback_;  // per file: pages under writeback
+  uint32_t queued_[2] = {0, 0};      // requests in the queue per direction (merges excluded)
+  struct in_flight {
+    std::vector<uint64_t> ids;
+    sim_ns done{};
+    bool write = false;
+  };
+  std::optional<in_flight> busy_;
+  std::vector<thread_state>* ths_ = nullptr;
+  tiobench_sim_stats stats_;
+};
+
+void tiobench_sim::charge(thread_state& th, double ns, bool user) {
+  (user ? th.user_ns : th.sys_ns) += ns;
+  th.t += sim_ns{uint64_t(ns + 0.5)};
+}
+
+bool tiobench_sim::block_on(thread_state& th) {
+  th.blocked = true;
+  return false;
+}
+
+void tiobench_sim::submit(thread_state& th, uint64_t k, bool write) {
+  const uint32_t file = uint32_t(k / file_pages_);
+  const uint64_t page = k % file_pages_;
+  block::io_request r;
+  r.sector = kPartitionStart + k * kSectorsPerPage;  // files back to back
+  r.count = kSectorsPerPage;
+  r.write = write;
+  const size_t before = q_.size();
+  q_.add(r, k, th.t);
+  if (q_.size() > before) ++queued_[write];
+  page_state& ps = pages_[k];
+  if (write) {
+    ps.st = pg::writeback;
+    ps.on_disk = true;
+    ++writeback_[file];
+  } else {
+    ps.st = pg::reading;
+  }
+  (void)page;
+  charge(th, c_.submit_ns, false);
+}
+
+void tiobench_sim::kick(sim_ns now) {
+  if (busy_ || q_.size() == 0) return;
+  auto r = q_.take(now);
+  --queued_[r->rq.write];
+  (r->rq.write ? stats_.write_requests : stats_.read_requests)++;
+  busy_ = in_flight{std::move(r->ids), dev_->submit(r->rq, now), r->rq.write};
+}
+
+void tiobench_sim::complete() {
+  in_flight f = std::move(*busy_);
+  busy_.reset();
+  for (uint64_t k : f.ids) {
+    page_state& ps = pages_[k];
+    if (f.write) {
+      ps.st = ps.redirty ? pg::dirty : pg::clean;
+      ps.redirty = false;
+      --writeback_[k / file_pages_];
+      ++stats_.pages_written;
+    } else {
+      ps.st = pg::clean;
+      ++stats_.pages_read;
+    }
+  }
+  // Every waiting thread looks again (each waits for a page, a free request or its
+  // fsync; re-checking is cheaper than keeping wait lists and gives the same order).
+  for (thread_state& th : *ths_)
+    if (th.blocked) {
+      th.blocked = false;
+      th.t = block::max(th.t, f.done);
+    }
+  kick(f.done);
+}
+
+// Drops the oldest clean page if the oldest page is clean (what reclaim finds first);
+// pages being read are passed over. false when the oldest page needs writing first.
+bool tiobench_sim::drop_clean() {
+  for (size_t scanned = 0; scanned < lru_.size(); ++scanned) {
+    const uint64_t k = lru_.front();
+    page_state& ps = pages_[k];
+    if (ps.st == pg::reading) {  // locked: not reclaimable now, to the back
+      lru_.pop_front();
+      lru_.push_back(k);
+      continue;
+    }
+    if (ps.st != pg::clean) return false;
+    lru_.pop_front();
+    ps.st = pg::absent;
+    --resident_;
+    return true;
+  }
+  return false;
+}
+
+// Writes the oldest dirty pages, up to SWAP_CLUSTER_MAX of them among the oldest
+// 2 x SWAP_CLUSTER_MAX (page_launder's pass over the inactive_dirty list, in order).
+void tiobench_sim::launder(thread_state& th) {
+  uint64_t written = 0;
+  for (size_t i = 0; i < lru_.size() && i < 2 * kLaunderBatch && written < kLaunderBatch; ++i) {
+    const uint64_t k = lru_[i];
+    if (pages_[k].st != pg::dirty) continue;
+    if (queued_[1] >= p_.block_queue.nr_requests) break;
+    submit(th, k, true);
+    ++written;
+  }
+}
+
+// One free page frame for the page cache, or the thread waits: for the oldest page's
+// writeback, for a request slot, or for the writes it has just started.
+bool tiobench_sim::make_room(thread_state& th) {
+  while (resident_ >= cache_pages_) {
+    if (drop_clean()) continue;
+    const pg oldest = pages_[lru_.front()].st;
+    if (oldest == pg::dirty) launder(th);
+    kick(th.t);
+    return block_on(th);
+  }
+  return true;
+}
+
+bool tiobench_sim::add_page(thread_state& th, uint64_t k) {
+  page_state& ps = pages_[k];
+  lru_.push_back(k);
+  ++resident_;
+  if (ps.on_disk) {
+    submit(th, k, false);
+    return true;
+  }
+  ps.st = pg::clean;  // a hole: block_read_full_page zero-fills it, no I/O
+  charge(th, double(kPage) * c_.copy_ns_per_byte / 2, false);
+  return true;
+}
+
+// Read-ahead pages enter the cache only where a clean page can go without waiting.
+void tiobench_sim::read_ahead(thread_state& th, uint64_t first, uint64_t count) {
+  const uint32_t file = th.id;
+  for (uint64_t p = first; p < first + count; ++p) {
+    const uint64_t k = key(file, p);
+    if (pages_[k].st != pg::absent) continue;
+    if (resident_ >= cache_pages_ && !drop_clean()) return;
+    if (pages_[k].on_disk && queued_[0] >= p_.block_queue.nr_requests) return;
+    add_page(th, k);
+  }
+}
+
+// filemap_nopage for an uncached page: room for it, then its read-around.
+bool tiobench_sim::fault_in(thread_state& th, tiobench_test t, uint64_t page) {
+  const uint64_t k = key(th.id, page);
+  if (queued_[0] >= p_.block_queue.nr_requests) {
+    kick(th.t);
+    return block_on(th);
+  }
+  if (!make_room(th)) return false;
+  ++stats_.major_faults;
+  add_page(th, k);
+  const page_span around = read_around_24(page, file_pages_, cluster_, is_random(t));
+  read_ahead(th, around.first, around.count);
+  return true;
+}
+
+// The first touch of `page` in this test's mapping (a fault), or a later one (nothing).
+bool tiobench_sim::touch_page(thread_state& th, tiobench_test t, uint64_t page) {
+  const uint64_t k = key(th.id, page);
+  if (!th.mapped[page]) {
+    if (pages_[k].st == pg::absent && !fault_in(th, t, page)) return false;
+    if (pages_[k].st == pg::reading) {
+      kick(th.t);
+      return block_on(th);
+    }
+    th.mapped[page] = true;
+    ++stats_.faults;  // every fault ends by mapping a cached page
+    charge(th, c_.fault_ns, false);
+    if (!is_random(t)) {
+      const page_span ra = th.ra.after_fault(page, window_, file_pages_);
+      read_ahead(th, ra.first, ra.count);
+      kick(th.t);
+    }
+  }
+  if (is_write(t)) {
+    page_state& ps = pages_[k];
+    if (ps.st == pg::clean) ps.st = pg::dirty;
+    if (ps.st == pg::writeback) ps.redirty = true;
+  }
+  return true;
+}
+
+// munmap (the dirty PTEs are dirty pages already), then fsync: filemap_fdatasync writes
+// every dirty page of the file, filemap_fdatawait waits for them.
+bool tiobench_sim::fsync_step(thread_state& th) {
+  for (; th.fsync_next < file_pages_; ++th.fsync_next) {
+    const uint64_t k = key(th.id, th.fsync_next);
+    if (pages_[k].st != pg::dirty) continue;
+    if (queued_[1] >= p_.block_queue.nr_requests) {
+      kick(th.t);
+      return block_on(th);
+    }
+    submit(th, k, true);
+  }
+  kick(th.t);
+  if (writeback_[th.id] > 0) return block_on(th);
+  th.done = true;
+  return true;
+}
+
+// One op of `th` (or as much of it as can be done before it must wait).
+bool tiobench_sim::step(thread_state& th, tiobench_test t) {
+  if (th.fsync) return fsync_step(th);
+  const uint64_t off = tiobench_offset(s_, t, th.id, th.op);
+  if (!th.in_op) {
+    th.in_op = true;
+    th.op_start = th.t;
+    th.op_page = off / kPage;
+  }
+  const uint64_t last = (off + s_.block_bytes - 1) / kPage;
+  for (; th.op_page <= last; ++th.op_page)
+    if (!touch_page(th, t, th.op_page)) return false;
+  charge(th, double(s_.block_bytes) * c_.copy_ns_per_byte, true);
+  const double lat = double((th.t - th.op_start).ns);
+  th.lat_sum_ns += lat;
+  th.lat_max_ns = std::max(th.lat_max_ns, lat);
+  th.over2 += lat > 2e9;
+  th.over10 += lat > 10e9;
+  th.in_op = false;
+  if (++th.op == s_.ops_per_thread(t)) th.fsync = true;
+  return true;
+}
+
+result<tiobench_test_result> tiobench_sim::run_test(tiobench_test t, std::vector<thread_state>& ths, sim_ns start) {
+  for (thread_state& th : ths) {
+    const uint32_t id = th.id;
+    th = thread_state{};
+    th.id = id;
+    th.t = start;
+    th.mapped.assign(file_pages_, false);
+  }
+  for (;;) {
+    thread_state* next = nullptr;
+    bool left = false;
+    for (thread_state& th : ths) {
+      left |= !th.done;
+      if (!th.done && !th.blocked && (!next || th.t < next->t)) next = &th;
+    }
+    if (!left) break;
+    if (busy_ && (!next || busy_->done <= next->t)) {
+      complete();
+      continue;
+    }
+    if (!next) return status::check_failed("tiobench sim: every thread waits and the disk is idle (a model bug)");
+    step(*next, t);
+    kick(next->t);
+  }
+  tiobench_test_result r;
+  r.test = t;
+  sim_ns end = start;
+  double user = 0, sys = 0, lat = 0, lat_max = 0;
+  for (const thread_state& th : ths) {
+    end = block::max(end, th.t);
+    user += th.user_ns;
+    sys += th.sys_ns;
+    lat += th.lat_sum_ns;
+    lat_max = std::max(lat_max, th.lat_max_ns);
+    r.lat_over_2s += th.over2;
+    r.lat_over_10s += th.over10;
+  }
+  r.ops = s_.ops_per_thread(t) * s_.threads;
+  r.blocks = r.ops;
+  r.seconds = (end - start).seconds();
+  // tiotest: each thread's getrusage(RUSAGE_SELF) delta is process-wide, summed and
+  // divided by the threads: the process's CPU time over the test.
+  r.utime = user * 1e-9;
+  r.stime = sys * 1e-9;
+  r.lat_avg_ms = lat / double(r.ops) * 1e-6;
+  r.lat_max_ms = lat_max * 1e-6;
+  return r;
+}
+
+result<std::vector<tiobench_test_result>> tiobench_sim::run() {
+  std::vector<thread_state> ths(s_.threads);
+  for (uint32_t i = 0; i < s_.threads; ++i) ths[i].id = i;
+  ths_ = &ths;
+  std::vector<tiobench_test_result> out;
+  sim_ns now{};
+  for (tiobench_test t : kTiobenchOrder) {
+    auto r = run_test(t, ths, now);
+    if (!r.ok()) return r.error();
+    for (const thread_state& th : ths) now = block::max(now, th.t);
+    out.push_back(r.value());
+  }
+  ths_ = nullptr;
+  return out;
+}
+
+}  // namespace
+
+result<live::tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tiobench_sim_options& o,
+                                            tiobench_sim_stats* stats) {
+  if (status v = validate_tiobench(s); !v.ok()) return v;
+  if (!s.mmap)
+    return status::not_supported("the sim's tiobench models mmap I/O (tiotest -M, --mmap) only; use --engine live "
+                                 "for pread/pwrite");
+  auto p = find_profile(o.profile);
+  if (!p.ok()) return p.error();
+  if (!p->page_cache.mmap_read_around_24)
+    return status::not_supported("the sim's tiobench models 2.4's mapped-fault read-around only; profile " + o.profile +
+                                 " does not have it (use linux-2.4)");
+  const block::device_profile* dp = block::find_device_profile(o.device);
+  if (!dp) return status::invalid_argument("unknown device profile '" + o.device + "'");
+  std::string err;
+  auto dev = block::make_device(*dp, &err);
+  if (!dev) return status::invalid_argument(err);
+  if (s.file_bytes() / block::kSectorBytes * s.threads + kPartitionStart > dev->capacity_sectors())
+    return status::invalid_argument("--size does not fit on " + dev->describe());
+  if (s.block_bytes % kPage != 0)
+    return status::not_supported("the sim's tiobench needs --block to be a multiple of 4096 (whole pages)");
+  const block::cpu_cost* copy = block::find_cpu_cost("copy", o.cpu);
+  const block::cpu_cost* fault = block::find_cpu_cost("file_fault", o.cpu);
+  const block::cpu_cost* sub = block::find_cpu_cost("readahead_page", o.cpu);
+  if (!copy || !fault || !sub) return status::invalid_argument("no CPU cost table for machine '" + o.cpu + "'");
+  const uint64_t memory = o.memory_bytes ? o.memory_bytes : p->default_memory;
+  tiobench_sim sim(s, p.value(), std::move(dev), {copy->ns, fault->ns, sub->ns}, memory);
+  auto tests = sim.run();
+  if (!tests.ok()) return tests.error();
+  if (stats) *stats = sim.stats();
+  live::tiobench_run run;
+  run.spec = s;
+  run.engine = "sim";
+  run.identifier = o.profile;
+  run.dir = o.device + ", " + std::to_string(memory >> 20) + " MiB";
+  run.tests = std::move(tests.value());
+  return run;
+}
+
+}  // namespace vmlab::sim
