@@ -90,6 +90,8 @@ int run_tiobench_on_sim(opts& o) {
 
 int run_tiobench(opts& o) {
   if (o.engine == "sim") return run_tiobench_on_sim(o);
+  if (!o.profile.empty() || !o.device.empty() || o.memory_mb)
+    return report_error(status::invalid_argument("--profile, --device and --memory are for --engine sim"));
   if (!o.size_given) o.spec.size_mb = twice_memtotal_mb();
   if (status v = validate_tiobench(o.spec); !v.ok()) return report_error(v);
   if (o.spec.drop_caches && ::geteuid() != 0)
@@ -112,6 +114,8 @@ action add_tiobench(CLI::App& app) {
       "thread, Rate and CPU% as tiotest and tiobench.pl compute them (CPU% = process user+sys time over the test's "
       "wall time: it exceeds 100% with several busy threads). Sizes as tiobench.pl takes them: --size and --random "
       "are totals, split evenly over the threads; MB = 2^20 bytes.\n"
+      "--engine sim replays the run in simulated time on a kernel profile and a disk profile (mmap mode, linux-2.4 "
+      "with the IBM Deskstar 75GXP by default; its default --size is twice the profile's memory): seed 003's run.\n"
       "Example: vmlab tiobench --size 1024 --block 4096 --threads 2 --mmap\n"
       "Exit status: 0; 2 for bad input (a missing or read-only --dir, too little free space, --drop-caches without "
       "root); 3 when the host fails the run (a full disk, an I/O error, SIGBUS); 128 + N when stopped by signal N. The "

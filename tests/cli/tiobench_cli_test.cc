@@ -72,6 +72,7 @@ TEST_F(TiobenchCli, BadOptionsExit2WithTheReason) {
   expect_usage_error({"--size", "8", "--engine", "sim", "--mmap", "--profile", "linux-6.18"},
                      "profile linux-6.18 does not have it (use linux-2.4)");
   expect_usage_error({"--size", "8", "--engine", "sim", "--mmap", "--dir", tmp_}, "--dir are for --engine live");
+  expect_usage_error({"--size", "8", "--memory", "64"}, "--memory are for --engine sim");
   expect_usage_error({"--size", "8", "--dir", "/nonexistent/vmlab"}, "--dir /nonexistent/vmlab: ENOENT");
   expect_usage_error({"--size", "8", "--dir", "/proc"}, "--dir /proc");
   expect_usage_error({"--size", "8", "--engine", "both"}, "--engine");

@@ -36,6 +36,8 @@ check sweep sweep validate/anon-64m --set kernel.profile=linux-6.18,linux-2.6.15
 check compare whatif validate/anon-64m --json
 check tiobench tiobench --size 8 --threads 2 --random 200 --json
 check tiobench tiobench --size 8 --threads 2 --random 200 --mmap --format json
+check tiobench tiobench --engine sim --mmap --size 64 --threads 2 --json
+check seeds seeds 003 --json
 if [ "$(id -u)" -eq 0 ]; then
   check run run validate/anon-64m --engine live --json
   check validate validate validate/anon-64m --json
