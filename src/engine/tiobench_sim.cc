@@ -24,7 +24,9 @@ constexpr uint64_t kPartitionStart = 63;
 // include/linux/swap.h SWAP_CLUSTER_MAX (2.4.0): pages written per reclaim pass.
 constexpr uint64_t kLaunderBatch = 32;
 
-enum class pg : uint8_t { absent, reading, clean, dirty, writeback };
+// pte_dirty: written through a PTE whose dirty bit has not reached the page yet (fsync
+// and kupdate do not see it); dirty: PG_dirty, on the mapping's dirty_pages list.
+enum class pg : uint8_t { absent, reading, clean, pte_dirty, dirty, writeback };
 
 struct page_state {
   pg st = pg::absent;
@@ -38,12 +40,16 @@ struct costs {
 
 struct thread_state {
   uint32_t id = 0;
+  bool kupdate = false;  // the kernel thread, not a tiotest thread (its CPU is not the process's)
   sim_ns t{};
   bool done = false, blocked = false;
   // The test's progress: ops, then fsync's submission from fsync_next, then its wait.
   uint64_t op = 0;
-  bool fsync = false;
+  bool fsync = false, unmapped = false;
   uint64_t fsync_next = 0;
+  // kupdate: syncing inode `inode` (its pages from fsync_next down), or asleep until t.
+  bool syncing = false;
+  uint32_t inode = 0;
   // The op in progress: its start, the next page of it to fault in.
   bool in_op = false;
   sim_ns op_start{};
@@ -101,7 +107,10 @@ class tiobench_sim {
   bool make_room(thread_state& th);
   bool drop_clean();
   void launder(thread_state& th);
+  bool sync_file(thread_state& th, uint32_t file);
   bool fsync_step(thread_state& th);
+  bool kupdate_step(thread_state& th);
+  void move_dirty_bits(uint32_t file, uint64_t first, uint64_t count);
   void submit(thread_state& th, uint64_t k, bool write);
   void kick(sim_ns now);
   void complete();
@@ -175,7 +184,7 @@ void tiobench_sim::complete() {
   for (uint64_t k : f.ids) {
     page_state& ps = pages_[k];
     if (f.write) {
-      ps.st = ps.redirty ? pg::dirty : pg::clean;
+      ps.st = ps.redirty ? pg::pte_dirty : pg::clean;
       ps.redirty = false;
       --writeback_[k / file_pages_];
       ++stats_.pages_written;
@@ -215,12 +224,13 @@ bool tiobench_sim::drop_clean() {
 }
 
 // Writes the oldest dirty pages, up to SWAP_CLUSTER_MAX of them among the oldest
-// 2 x SWAP_CLUSTER_MAX (page_launder's pass over the inactive_dirty list, in order).
+// 2 x SWAP_CLUSTER_MAX (swap_out moving their PTE dirty bits, then page_launder's pass
+// over the inactive_dirty list, in order).
 void tiobench_sim::launder(thread_state& th) {
   uint64_t written = 0;
   for (size_t i = 0; i < lru_.size() && i < 2 * kLaunderBatch && written < kLaunderBatch; ++i) {
     const uint64_t k = lru_[i];
-    if (pages_[k].st != pg::dirty) continue;
+    if (pages_[k].st != pg::dirty && pages_[k].st != pg::pte_dirty) continue;
     if (queued_[1] >= p_.block_queue.nr_requests) break;
     submit(th, k, true);
     ++written;
@@ -233,7 +243,7 @@ bool tiobench_sim::make_room(thread_state& th) {
   while (resident_ >= cache_pages_) {
     if (drop_clean()) continue;
     const pg oldest = pages_[lru_.front()].st;
-    if (oldest == pg::dirty) launder(th);
+    if (oldest == pg::dirty || oldest == pg::pte_dirty) launder(th);
     kick(th.t);
     return block_on(th);
   }
@@ -294,23 +304,32 @@ bool tiobench_sim::touch_page(thread_state& th, tiobench_test t, uint64_t page) 
     charge(th, c_.fault_ns, false);
     if (!is_random(t)) {
       const page_span ra = th.ra.after_fault(page, window_, file_pages_);
+      move_dirty_bits(th.id, th.ra.flushed.first, th.ra.flushed.count);
       read_ahead(th, ra.first, ra.count);
       kick(th.t);
     }
   }
   if (is_write(t)) {
     page_state& ps = pages_[k];
-    if (ps.st == pg::clean) ps.st = pg::dirty;
+    if (ps.st == pg::clean) ps.st = pg::pte_dirty;
     if (ps.st == pg::writeback) ps.redirty = true;
   }
   return true;
 }
 
-// munmap (the dirty PTEs are dirty pages already), then fsync: filemap_fdatasync writes
-// every dirty page of the file, filemap_fdatawait waits for them.
-bool tiobench_sim::fsync_step(thread_state& th) {
-  for (; th.fsync_next < file_pages_; ++th.fsync_next) {
-    const uint64_t k = key(th.id, th.fsync_next);
+// filemap_sync / zap_pte_range: dirty PTEs of [first, first + count) make their pages
+// dirty (set_page_dirty).
+void tiobench_sim::move_dirty_bits(uint32_t file, uint64_t first, uint64_t count) {
+  for (uint64_t p = first; p < first + count && p < file_pages_; ++p)
+    if (pages_[key(file, p)].st == pg::pte_dirty) pages_[key(file, p)].st = pg::dirty;
+}
+
+// filemap_fdatasync then filemap_fdatawait of `file`: its dirty pages from the most
+// recently dirtied (the dirty_pages list's head; the highest index here) down, written,
+// then waited for. th.fsync_next: how many pages from the bottom are left to look at.
+bool tiobench_sim::sync_file(thread_state& th, uint32_t file) {
+  for (; th.fsync_next > 0; --th.fsync_next) {
+    const uint64_t k = key(file, th.fsync_next - 1);
     if (pages_[k].st != pg::dirty) continue;
     if (queued_[1] >= p_.block_queue.nr_requests) {
       kick(th.t);
@@ -319,13 +338,39 @@ bool tiobench_sim::fsync_step(thread_state& th) {
     submit(th, k, true);
   }
   kick(th.t);
-  if (writeback_[th.id] > 0) return block_on(th);
+  return writeback_[file] == 0 || block_on(th);
+}
+
+// munmap (its zap moves the dirty PTEs' bits to the pages), then fsync.
+bool tiobench_sim::fsync_step(thread_state& th) {
+  if (!th.unmapped) {
+    move_dirty_bits(th.id, 0, file_pages_);
+    th.unmapped = true;
+    th.fsync_next = file_pages_;
+  }
+  if (!sync_file(th, th.id)) return false;
   th.done = true;
+  return true;
+}
+
+// kupdate's sync_inodes(0): each inode with dirty pages in turn, synced; then asleep for
+// the interval.
+bool tiobench_sim::kupdate_step(thread_state& th) {
+  if (!th.syncing) {
+    th.syncing = true;
+    th.inode = 0;
+    th.fsync_next = file_pages_;
+  }
+  for (; th.inode < s_.threads; ++th.inode, th.fsync_next = file_pages_)
+    if (!sync_file(th, th.inode)) return false;
+  th.syncing = false;
+  th.t += sim_ns{uint64_t(p_.page_cache.kupdate_interval_ms) * 1'000'000};
   return true;
 }
 
 // One op of `th` (or as much of it as can be done before it must wait).
 bool tiobench_sim::step(thread_state& th, tiobench_test t) {
+  if (th.kupdate) return kupdate_step(th);
   if (th.fsync) return fsync_step(th);
   const uint64_t off = tiobench_offset(s_, t, th.id, th.op);
   if (!th.in_op) {
@@ -349,6 +394,7 @@ bool tiobench_sim::step(thread_state& th, tiobench_test t) {
 
 result<tiobench_test_result> tiobench_sim::run_test(tiobench_test t, std::vector<thread_state>& ths, sim_ns start) {
   for (thread_state& th : ths) {
+    if (th.kupdate) continue;
     const uint32_t id = th.id;
     th = thread_state{};
     th.id = id;
@@ -359,7 +405,7 @@ result<tiobench_test_result> tiobench_sim::run_test(tiobench_test t, std::vector
     thread_state* next = nullptr;
     bool left = false;
     for (thread_state& th : ths) {
-      left |= !th.done;
+      left |= !th.done && !th.kupdate;
       if (!th.done && !th.blocked && (!next || th.t < next->t)) next = &th;
     }
     if (!left) break;
@@ -376,6 +422,7 @@ result<tiobench_test_result> tiobench_sim::run_test(tiobench_test t, std::vector
   sim_ns end = start;
   double user = 0, sys = 0, lat = 0, lat_max = 0;
   for (const thread_state& th : ths) {
+    if (th.kupdate) continue;
     end = block::max(end, th.t);
     user += th.user_ns;
     sys += th.sys_ns;
@@ -399,13 +446,21 @@ result<tiobench_test_result> tiobench_sim::run_test(tiobench_test t, std::vector
 result<std::vector<tiobench_test_result>> tiobench_sim::run() {
   std::vector<thread_state> ths(s_.threads);
   for (uint32_t i = 0; i < s_.threads; ++i) ths[i].id = i;
+  if (p_.page_cache.kupdate_interval_ms) {  // asleep until its first interval has passed
+    thread_state k;
+    k.id = s_.threads;
+    k.kupdate = true;
+    k.t = sim_ns{uint64_t(p_.page_cache.kupdate_interval_ms) * 1'000'000};
+    ths.push_back(std::move(k));
+  }
   ths_ = &ths;
   std::vector<tiobench_test_result> out;
   sim_ns now{};
   for (tiobench_test t : kTiobenchOrder) {
     auto r = run_test(t, ths, now);
     if (!r.ok()) return r.error();
-    for (const thread_state& th : ths) now = block::max(now, th.t);
+    for (const thread_state& th : ths)
+      if (!th.kupdate) now = block::max(now, th.t);
     out.push_back(r.value());
   }
   ths_ = nullptr;

@@ -13,10 +13,13 @@
 //    minor fault; an uncached one is read by 2.4's read-around (readaround_24.h) and the
 //    thread waits for it; MADV_SEQUENTIAL faults also start the next read-ahead window.
 //    A page never written (the file is ftruncate'd, so a hole) is zero-filled without I/O.
-//  * Write ops dirty their pages. Dirty pages are written when memory runs out (the
-//    oldest page is dirty: SWAP_CLUSTER_MAX of the oldest dirty pages are written and the
-//    allocating thread waits) and by fsync at the end of each test (every dirty page of
-//    the thread's file, ascending, then the wait). Blocks get disk addresses when written.
+//  * Write ops dirty their PTEs. The dirty bit reaches the page (set_page_dirty) by
+//    MADV_SEQUENTIAL's flush-behind of the window two behind, by reclaim, or by munmap at
+//    the test's end. Dirty pages are written by kupdate every 5 s (every dirty page of
+//    each inode in turn, then waited for: sync_inodes), when memory runs out (the oldest
+//    page is dirty: SWAP_CLUSTER_MAX of the oldest dirty pages are written and the
+//    allocating thread waits), and by fsync at the end of each test (every dirty page of
+//    the thread's file from the highest index down, then the wait). Blocks get disk addresses when written.
 //  * The disk: the profile's request queue (elevator, merging up to max_sectors, at most
 //    nr_requests per direction, a thread waiting for a free one) in front of the device
 //    profile's model (src/block), one request at a time.
@@ -29,8 +32,8 @@
 // can be dropped without waiting; each thread's file is one contiguous extent, the
 // files one after the other from the partition's start (ext2 allocates by block group
 // and in writeback order); the CPU time of the threads does not contend (no run queue);
-// kswapd, bdflush and kupdate do not run (2.4.1's kupdate flushes dirty buffers only,
-// and mmap-dirty pages get buffers when they are written).
+// kswapd and bdflush do not run (bdflush writes dirty buffers, which mapped pages get
+// only when written); kupdate's CPU time is its own, not the process's.
 #pragma once
 
 #include <string>

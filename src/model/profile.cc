@@ -60,8 +60,9 @@ kernel_profile linux_2_5_26() {
 // added. Sources are 2.4.0's text (liexusong/linux-2.4.0; 2.4.1pre3 changed none of these).
 // Modelled: no reverse map (mapped pages are unmapped by swap_out scanning page tables,
 // mm/vmscan.c), 64-byte struct page, filemap_nopage's read-around and MADV_SEQUENTIAL
-// read-ahead (readaround_24.h), read()'s MAX_READAHEAD of 31 pages, the linus elevator
-// with 2.4.0's passovers and IDE's request limits. Not modelled: page aging, the
+// read-ahead (readaround_24.h), read()'s MAX_READAHEAD of 31 pages, kupdate's 5-second
+// write-back of inodes' dirty pages, the linus elevator with 2.4.0's passovers and IDE's
+// request limits. Not modelled: page aging, the
 // active/inactive_dirty/inactive_clean lists, swap_out's page-table scan and
 // page_launder (the tiobench sim evicts in insertion order, tiobench_sim.h), the global
 // page_hash_table (the page cache keeps 2.5's radix-tree accounting), the buffer cache.
@@ -80,6 +81,7 @@ kernel_profile linux_2_4() {
   // include/linux/blkdev.h MAX_READAHEAD 31 (pages), ide-probe.c max_readahead.
   p.page_cache.ra_max = 31 * 4 * KiB;
   p.page_cache.mmap_read_around_24 = true;
+  p.page_cache.kupdate_interval_ms = 5000;  // fs/buffer.c bdf_prm interval 5*HZ
   // include/linux/elevator.h ELEVATOR_LINUS: read passovers 1000000, write 2000000;
   // include/linux/blkdev.h MAX_SECTORS 254 (ide-probe.c max_sectors); QUEUE_NR_REQUESTS
   // 256, half on each direction's free list (ll_rw_blk.c blk_init_free_list).

@@ -205,6 +205,12 @@ struct page_cache_policy {
   // (page_cluster_24 in readaround_24.h). false: the profile's kernel reads around a
   // mapped fault otherwise (2.5+: not modelled).
   bool mmap_read_around_24 = false;
+  // 2.4's kupdate (fs/buffer.c, 2.4.0): every bdf_prm interval (5 s) sync_old_buffers
+  // calls sync_inodes(0), which writes and waits for every page of every inode with
+  // dirty pages (sync_one: filemap_fdatasync, then filemap_fdatawait), inode by inode.
+  // Pages dirtied through a PTE count once the dirty bit reached the page (flush-behind,
+  // swap_out, munmap). 0: not modelled (the sim's tiobench runs 2.4 only).
+  uint32_t kupdate_interval_ms = 0;
 };
 
 // The block layer's request queue as the profile's kernel sets it up, for the sim's I/O

@@ -24,10 +24,13 @@ uint64_t seq_ra_window_24(uint64_t ra_pages, uint32_t page_cluster) {
 
 page_span seq_readahead_24::after_fault(uint64_t pgoff, uint64_t window, uint64_t file_pages) {
   if (raend == 0) raend = window;
+  flushed = {};
   if (pgoff + window / 2 != raend) return {};
   const uint64_t start = raend, end = std::min(start + window, file_pages);
+  if (start > end) return {};  // the kernel returns before flushing or moving vm_raend
+  if (raend > 2 * window) flushed = {raend - 3 * window, window};
   raend += window;
-  if (start >= end) return {};
+  if (start == end) return {};
   return {start, end - start};
 }
 

@@ -40,6 +40,10 @@ struct page_span {
 // One VMA's sequential read-ahead state (vm_raend, relative to vm_pgoff = 0).
 struct seq_readahead_24 {
   uint64_t raend = 0;  // 0: no read-ahead yet in this VMA
+  // Set by after_fault when it reads a window: the pages whose dirty PTEs it moves to
+  // their pages (flush-behind: filemap_sync of the window two behind vm_raend, once
+  // vm_raend is past two windows); count 0 otherwise.
+  page_span flushed;
   // After the fault at pgoff found its page: the window to read now (count 0: none).
   page_span after_fault(uint64_t pgoff, uint64_t window, uint64_t file_pages);
 };

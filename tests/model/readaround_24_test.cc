@@ -40,6 +40,14 @@ TEST(ReadAround24, SequentialWindow) {
   const page_span second = ra.after_fault(48, w, 1000);
   EXPECT_EQ(second.first, 64u);
   EXPECT_EQ(second.count, 32u);
+  // Flush-behind once vm_raend (64 before the move) is past two windows: not yet.
+  EXPECT_EQ(ra.flushed.count, 0u);
+  const page_span third = ra.after_fault(80, w, 1000);  // vm_raend 96 > 64: flush [0, 32)
+  EXPECT_EQ(third.first, 96u);
+  EXPECT_EQ(ra.flushed.first, 0u);
+  EXPECT_EQ(ra.flushed.count, 32u);
+  EXPECT_EQ(ra.after_fault(81, w, 1000).count, 0u);
+  EXPECT_EQ(ra.flushed.count, 0u);  // only the fault that reads a window flushes
 }
 
 }  // namespace
