@@ -502,7 +502,7 @@ result<live::tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tioben
   run.spec = s;
   run.engine = "sim";
   run.identifier = o.profile;
-  run.dir = o.device + ", " + std::to_string(memory >> 20) + " MiB";
+  run.dir = "a simulated " + o.device + " on a " + std::to_string(memory >> 20) + " MiB machine";
   run.tests = std::move(tests.value());
   return run;
 }
