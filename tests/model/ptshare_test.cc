@@ -310,6 +310,22 @@ TEST(Mshare, FileRegionWriteBitsAreTheRegions) {
   EXPECT_EQ(proc(k->snapshot("x"), 1).rss_file, written);
 }
 
+// Without an address the region lands on a P4D_SIZE boundary (msharefs_get_unmapped_area:
+// vm_unmapped_area with align_mask = mshare_align - 1); MAP_FIXED elsewhere is EINVAL.
+TEST(Mshare, MappingsWithoutAnAddressAreAlignedToTheUnit) {
+  const bytes kRegion = mshare_unit();
+  auto k = make("linux-6.18-mshare", {}, 16 * GiB, {{"sga", object_kind::shm, kRegion, 0, true}});
+  ASSERT_TRUE(k);
+  for (uint32_t pid = 1; pid <= 2; ++pid) {
+    ASSERT_TRUE(k->spawn(pid).ok());
+    const auto a = k->mmap(ops::mmap_object(pid, 0, 0, kRegion).shared(true));
+    ASSERT_TRUE(a.ok()) << a.error().message();
+    EXPECT_EQ(a.value() % kRegion, 0u) << pid;
+  }
+  EXPECT_FALSE(k->mmap(at(1, kBase + GiB, kRegion)).ok()) << "1 GiB-aligned, not P4D_SIZE-aligned";
+  ASSERT_EQ(k->check_invariants(), "");
+}
+
 // A fork shares the region with the child at once (no page-table copy, no fault).
 TEST(Mshare, ForkSharesTheRegion) {
   const bytes kRegion = mshare_unit();
