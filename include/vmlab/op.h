@@ -42,14 +42,19 @@ struct object_decl {
   bool mshare = false;
 };
 
-enum class op_kind : uint8_t { spawn, fork, exit, mmap, munmap, mprotect, madvise, touch, phase };
+// read covers read(2) and pread(2) (every read names its file offset), write covers
+// write(2) and pwrite(2); readv(2) reads into `count` iovecs; fsync(2) the object;
+// msync(MS_SYNC) a range of a mapping.
+enum class op_kind : uint8_t { spawn, fork, exit, mmap, munmap, mprotect, madvise, touch, phase, read, readv, write, fsync, msync };
 
 // Protection bits, as PROT_READ / PROT_WRITE.
 enum prot_bits : uint8_t { prot_none = 0, prot_read = 1, prot_write = 2 };
 
 // madvise() advice. hugepage/nohugepage (MADV_HUGEPAGE, MADV_NOHUGEPAGE) set VM_HUGEPAGE /
 // VM_NOHUGEPAGE on the range, which the THP policies read.
-enum class advice : uint8_t { dontneed, hugepage, nohugepage };
+// sequential/random (MADV_SEQUENTIAL, MADV_RANDOM) set VM_SEQ_READ / VM_RAND_READ, which
+// mapped-file readahead reads.
+enum class advice : uint8_t { dontneed, hugepage, nohugepage, sequential, random };
 
 // How a touch op chooses pages inside [off, off+len).
 enum class touch_pattern : uint8_t {
@@ -93,6 +98,14 @@ struct op {
   uint64_t count = 0;
   uint64_t seed = 0;
   double theta = 0.0;
+
+  // read, readv, write: bytes [obj_off, obj_off+len) of file/shm `object`, to or from a
+  // user buffer in mapping `map` when `buffer` (else a private buffer the workload does not
+  // model): `count` iovecs (1 for read/write) of len/count bytes, iovec i at offset
+  // off + i * stride of the mapping (stride 0: back to back). `direct`: O_DIRECT.
+  // fsync: `object`. msync: [off, off+len) of mapping `map`.
+  bool buffer = false;
+  bool direct = false;
 
   // phase: a named sample point (the end of a scenario phase)
   std::string name;

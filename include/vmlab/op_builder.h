@@ -42,6 +42,11 @@ class op_builder {
     o_.seed = seed;
     return *this;
   }
+  // read, readv, write: the user buffer is [off, ...) of mapping `map`; iovecs `stride`
+  // bytes apart (readv); O_DIRECT.
+  op_builder& into(uint32_t map, bytes off) { o_.buffer = true; o_.map = map; o_.off = off; return *this; }
+  op_builder& iov_stride(bytes s) { o_.stride = s; return *this; }
+  op_builder& direct(bool v = true) { o_.direct = v; return *this; }
   op_builder& zipf(uint64_t count, double theta, uint64_t seed) {
     o_.pattern = touch_pattern::zipf;
     o_.count = count;
@@ -107,6 +112,36 @@ inline op_builder madvise(uint32_t pid, uint32_t map, bytes off, bytes len, advi
   o.len = len;
   o.adv = a;
   return op_builder(std::move(o));
+}
+// read(2)/pread(2) of [file_off, file_off+len) of object `object` (.into() a mapping,
+// else a private buffer); readv(2) into `iovecs` buffers of len/iovecs bytes; write.
+inline op_builder read(uint32_t pid, int32_t object, bytes file_off, bytes len) {
+  op o = detail::make(op_kind::read, pid);
+  o.object = object;
+  o.obj_off = file_off;
+  o.len = len;
+  o.count = 1;
+  return op_builder(std::move(o));
+}
+inline op_builder readv(uint32_t pid, int32_t object, bytes file_off, bytes len, uint64_t iovecs) {
+  op_builder b = read(pid, object, file_off, len);
+  op o = b.get();
+  o.kind = op_kind::readv;
+  o.count = iovecs;
+  return op_builder(std::move(o));
+}
+inline op_builder write(uint32_t pid, int32_t object, bytes file_off, bytes len) {
+  op o = read(pid, object, file_off, len).get();
+  o.kind = op_kind::write;
+  return op_builder(std::move(o));
+}
+inline op_builder fsync(uint32_t pid, int32_t object) {
+  op o = detail::make(op_kind::fsync, pid);
+  o.object = object;
+  return op_builder(std::move(o));
+}
+inline op_builder msync(uint32_t pid, uint32_t map, bytes off, bytes len) {
+  return detail::range(op_kind::msync, pid, map, off, len);
 }
 inline op_builder phase(std::string name) {
   op o = detail::make(op_kind::phase, 0);

@@ -59,6 +59,9 @@ struct meminfo {
   bytes high_total = 0, high_free = 0;  // ZONE_HIGHMEM
   bytes page_tables = 0;  // PageTables (the levels the profile counts)
   bytes mapped = 0;       // Mapped: pages mapped by at least one PTE (the profile's rule)
+  // Cached: the page cache of files and shm (NR_FILE_PAGES; hugetlb pages are not in it);
+  // Dirty (NR_FILE_DIRTY) and Writeback (NR_WRITEBACK). Peaks: their maxima.
+  bytes cached = 0, dirty = 0, writeback = 0;
   bytes slab = 0;         // Slab: pages held by every simulated slab cache
   uint64_t reverse_maps = 0;  // ReverseMaps: pte -> page mappings (includes PageDirect)
   bytes mem_map = 0;      // struct page array reserved at boot (not a meminfo line)
@@ -101,6 +104,11 @@ struct sample {
   // workload's figure was being read, so the workload's share is not measurable here.
   std::string page_tables_busy;
   std::string slabs_busy;
+  // The page cache of the workload's own objects, in bytes: the sim's Cached; live, the
+  // pages of the objects' files in the host's page cache (cachestat), which no other
+  // process's page cache can change. cached_known: the engine measured it.
+  bytes cached_workload = 0;
+  bool cached_known = false;
 };
 
 // The maxima the seeds quote.
@@ -175,6 +183,11 @@ struct run_result {
   bytes page_size = 4096;
   uint64_t ops_applied = 0;
   uint64_t faults = 0;         // all page faults taken (minor; no I/O is modelled here)
+  // The page cache's work (sim): pages written back by fsync/msync, pages read ahead.
+  uint64_t pages_written = 0, readahead_pages = 0;
+  // The op stream has read, readv or write ops: validate compares faults and the pages
+  // each process maps from files and shm, which such ops move.
+  bool file_io = false;
   uint64_t cow_faults = 0;     // write faults that broke COW (sim only)
   // Shared page tables (sim, on a profile that shares them: PTSHARE or mshare): pages a
   // process took from a partner or a region, references dropped by unsharing, and the

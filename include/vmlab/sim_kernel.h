@@ -69,6 +69,14 @@ class sim_kernel {
   status touch(uint32_t pid, uint32_t map, bytes off, bytes len, bytes stride, bool write);
   // Touches single pages (page indices relative to the mapping start), in order.
   status touch_pages(uint32_t pid, uint32_t map, const std::vector<uint64_t>& pages, bool write);
+  // read/readv/write (op.h): the file's pages through the page cache (none with O_DIRECT),
+  // and the user buffer faulted in as copy_to_user / get_user_pages would (written by a
+  // read, read by a write).
+  status file_io(const op& o);
+  // fsync(2) of an object; msync(MS_SYNC) of [off, off+len) of a mapping: dirty pages
+  // written back (at once: no clock).
+  status fsync(uint32_t pid, int32_t object);
+  status msync(uint32_t pid, uint32_t map, bytes off, bytes len);
 
   [[nodiscard]] const kernel_profile& profile() const;
   [[nodiscard]] sample snapshot(const std::string& name) const;
@@ -92,6 +100,8 @@ class sim_kernel {
   [[nodiscard]] result<page_info> page_at(uint32_t pid, uint32_t map, bytes off) const;
   [[nodiscard]] uint64_t faults() const;
   [[nodiscard]] uint64_t cow_faults() const;
+  // The page cache's work over the run: pages written back, pages read ahead.
+  [[nodiscard]] std::array<uint64_t, 2> page_cache_counts() const;
   // Shared page tables (ptshare.h): attaches, unshares, flush_tlb_all() calls.
   [[nodiscard]] std::array<uint64_t, 3> ptshare_counts() const;
   [[nodiscard]] bool has_process(uint32_t pid) const;

@@ -91,6 +91,9 @@ struct tolerances {
   bytes proc_abs = 2 * 4096;
   double system_rel = 0.03;
   bytes system_abs = 0;
+  // min_flt of a run with file I/O: the faults a process takes outside the workload's
+  // ops (its own stack, the C runtime) are a few at most.
+  uint64_t fault_abs = 8;
   double slab_rel = 0.05;
   uint32_t slab_slabs_per_cpu = 4;
   uint32_t cpus = 0;  // CPUs of the live host; 0 = this machine's (std::thread::hardware_concurrency())

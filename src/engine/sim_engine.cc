@@ -25,6 +25,11 @@ status apply_op(sim_kernel& k, const op& o) {
       if (o.pattern == touch_pattern::all) return k.touch(o.pid, o.map, o.off, o.len, 4096, o.write);
       if (o.pattern == touch_pattern::stride) return k.touch(o.pid, o.map, o.off, o.len, o.stride, o.write);
       return touch_random(k, o, {});
+    case op_kind::read:
+    case op_kind::readv:
+    case op_kind::write: return k.file_io(o);
+    case op_kind::fsync: return k.fsync(o.pid, o.object);
+    case op_kind::msync: return k.msync(o.pid, o.map, o.off, o.len);
     case op_kind::phase: return {};
   }
   return {};
@@ -132,6 +137,7 @@ result<run_result> run_sim(const op_stream& s, const sim_options& opt) {
       break;
     }
     ++r.ops_applied;
+    r.file_io |= o.kind == op_kind::read || o.kind == op_kind::readv || o.kind == op_kind::write;
     if (opt.check_invariants)
       if (std::string bad = k.check_invariants(); !bad.empty())
         return status::check_failed("invariant broken after op " + std::to_string(i) + " (" + format_op(s, o) + "): " + bad);
@@ -158,6 +164,9 @@ result<run_result> run_sim(const op_stream& s, const sim_options& opt) {
   r.peak = k.peak();  // kept by the model at every allocation: exact maxima
   r.faults = k.faults();
   r.cow_faults = k.cow_faults();
+  const std::array<uint64_t, 2> pc = k.page_cache_counts();
+  r.pages_written = pc[0];
+  r.readahead_pages = pc[1];
   r.shares_page_tables = k.profile().ptshare.any();
   const std::array<uint64_t, 3> shared = k.ptshare_counts();
   r.pt_attaches = shared[0];

@@ -130,6 +130,28 @@ std::vector<validate_case> compare_results(const std::string& scenario, const ru
         out.push_back(h);
       }
     }
+    // File I/O (issue 9): the faults each process took (a read into a buffer faults it)
+    // and the file and shm pages it maps (its share of Mapped; the host's Mapped line
+    // counts every process's), both per process and not disturbed by others.
+    if (sim.file_io)
+      for (const auto& p : s.procs) {
+        auto it = live_procs.find(p.pid);
+        if (it == live_procs.end()) continue;  // VmPTE_growth reported it missing
+        validate_case f = make_case(scenario, "min_flt", s.name, p.pid, double(p.min_flt), double(it->second->min_flt),
+                                    tol.proc_rel, double(tol.fault_abs), fmt::format("{} or {} faults", percent(tol.proc_rel), tol.fault_abs));
+        f.unit = "faults";
+        out.push_back(f);
+        validate_case m = make_case(scenario, "Mapped_pages", s.name, p.pid, double(p.rss_file + p.rss_shmem),
+                                    double(it->second->rss_file + it->second->rss_shmem), 0, 0, "exact");
+        m.unit = "pages";
+        out.push_back(m);
+      }
+    // The workload's page cache, where either engine has some.
+    if (s.cached_known && l->cached_known && (s.cached_workload || l->cached_workload)) {
+      validate_case c = make_case(scenario, "Cached_workload", s.name, 0, double(s.cached_workload), double(l->cached_workload),
+                                  tol.system_rel, double(tol.system_abs), system_rule);
+      out.push_back(c);
+    }
     validate_case pt = make_case(scenario, "PageTables_growth", s.name, 0, double(s.page_tables_workload),
                                  double(l->page_tables_workload), tol.system_rel, double(tol.system_abs), system_rule);
     if (!l->page_tables_busy.empty()) {

@@ -313,6 +313,55 @@ void check_rmap(const kernel& k, recount& rc) {
   }
 }
 
+// The page cache from scratch (filemap.h invariants): each object's index nodes per level
+// from its cached pages, their slab objects, Cached, Dirty and Writeback.
+void check_page_cache(const kernel& k, recount& rc) {
+  uint64_t cached = 0, dirty = 0, writeback = 0, nodes = 0;
+  for (size_t i = 0; i < k.objects.size(); ++i) {
+    const mem_object& o = k.objects[i];
+    if (o.kind == object_kind::hugetlb) continue;
+    cached += o.nr_resident;
+    const uint64_t d = o.dirty.popcount(), wb = o.writeback.popcount();
+    if (d != o.nr_dirty || wb != o.nr_writeback) rc.err << "object " << i << " dirty/writeback counts differ; ";
+    dirty += d;
+    writeback += wb;
+    o.dirty.for_each_word([&](uint64_t w, uint64_t bits) {
+      if (bits & ~o.resident.word(w)) rc.err << "object " << i << " has a dirty page not in the page cache; ";
+    });
+    if (!k.km.cache(kmem_kind::radix_tree_node)) continue;
+    // Nodes per level: level 1 = the words with a cached page (not a huge folio's),
+    // level l = distinct w >> 6(l - 1); as many levels as the largest index needs.
+    uint64_t max = 0;
+    bool any = false;
+    std::vector<uint64_t> per(12, 0), last(12, ~uint64_t{0});
+    o.resident.for_each_word([&](uint64_t w, uint64_t bits) {
+      any = true;
+      max = w * 64 + 63 - uint64_t(__builtin_clzll(bits));
+      if (!mem_object::test_bit(o.huge_folio, w * 64 / k.geo.entries)) {
+        ++per[1];
+        if (o.tree.node.empty() || !o.tree.node[0].get(w)) per[0] = 1;  // a bottom node is missing
+      }
+      for (uint32_t l = 2; l < per.size(); ++l)
+        if ((w >> (6 * (l - 1))) != last[l]) {
+          last[l] = w >> (6 * (l - 1));
+          ++per[l];
+        }
+    });
+    const uint8_t h = any ? page_cache_height(max) : 0;
+    if (o.tree.height != h) rc.err << "object " << i << " radix tree height " << int(o.tree.height) << " != " << int(h) << "; ";
+    if (h && per[0]) rc.err << "object " << i << " lacks a bottom radix_tree_node; ";
+    for (uint32_t l = 1; l < per.size(); ++l) {
+      const uint64_t want = l <= h ? per[l] : 0, have = l <= o.tree.nr.size() ? o.tree.nr[l - 1] : 0;
+      if (want != have) rc.err << "object " << i << " has " << have << " radix_tree_nodes at level " << l << ", recount " << want << "; ";
+      nodes += have;
+    }
+  }
+  if (cached != k.fm.nr_cached) rc.err << "Cached " << k.fm.nr_cached << " != recount " << cached << "; ";
+  if (dirty != k.fm.nr_dirty || writeback != k.fm.nr_writeback) rc.err << "Dirty/Writeback differ from the recount; ";
+  if (const kmem_cache* c = k.km.cache(kmem_kind::radix_tree_node); c && c->counters().active_objs != nodes)
+    rc.err << "radix_tree_node objects " << c->counters().active_objs << " != nodes " << nodes << "; ";
+}
+
 // Every slab cache is consistent, and holds exactly the objects the model has.
 void check_kmem(const kernel& k, recount& rc) {
   uint64_t slab_pages = 0;
@@ -442,6 +491,7 @@ std::string sim_kernel::check_invariants() const {
     cache += n;
   }
   if (cache != k.pm.used(page_use::cache)) rc.err << "page cache " << k.pm.used(page_use::cache) << " != recount " << cache << "; ";
+  check_page_cache(k, rc);
   check_rmap(k, rc);
   check_kmem(k, rc);
   return rc.err.str();

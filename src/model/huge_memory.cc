@@ -139,9 +139,12 @@ bool shmem_huge_folio(kernel& k, const vm_area_struct& vma, vaddr base) {
     ++k.huge.thp_fallbacks;
     return false;
   }
-  for (uint64_t w = first / 64; w < (first + pmd_pages(k)) / 64; ++w) obj.resident.word_ref(w) = ~uint64_t{0};
-  obj.nr_resident += pmd_pages(k);
   mem_object::put_bit(obj.huge_folio, chunk, true);
+  if (!add_huge_folio(k, vma.object, first, pmd_pages(k))) {  // no radix_tree_node for it
+    mem_object::put_bit(obj.huge_folio, chunk, false);
+    k.pm.free_huge(page_use::cache, 1);
+    return false;
+  }
   k.huge.shmem_thps += pmd_pages(k);
   return true;
 }

@@ -66,6 +66,7 @@ struct kernel {
   std::map<uint32_t, std::unique_ptr<mm_struct>> mms;
   uint64_t faults = 0;
   uint64_t cow_faults = 0;
+  filemap_stat fm;  // the page cache's counters (filemap.h)
   peaks peak;  // maxima over the run, kept at the alloc sites
   // One-entry walk cache: the PTE table last found for (mm, table-aligned address).
   // Cleared whenever any table is freed.

@@ -17,6 +17,7 @@ const char* kmem_kind_name(kmem_kind k) {
     case kmem_kind::anon_vma_chain: return "anon_vma_chain";
     case kmem_kind::pte_chain: return "pte_chain";
     case kmem_kind::pgd: return "pgd";
+    case kmem_kind::radix_tree_node: return "radix_tree_node";
   }
   return "?";
 }
@@ -42,6 +43,7 @@ void kmem_init(kernel& k) {
   make(kmem_kind::mm_struct, o.mm_struct);
   make(kmem_kind::anon_vma, o.anon_vma);
   make(kmem_kind::anon_vma_chain, o.anon_vma_chain);
+  make(kmem_kind::radix_tree_node, o.radix_tree_node);
   if (k.rmap->per_page_state) {
     // sizeof(struct pte_chain): one cache line from 2.5.35; two pointers before.
     cache_decl pc = o.pte_chain;

@@ -2,7 +2,8 @@
 // the profile's kernel creates them, drawing their pages from low memory.
 //
 // Kernel: kmem_cache_create() calls in mm/rmap.c (pte_chain 2.5; anon_vma, anon_vma_chain),
-// kernel/fork.c (vm_area_struct, mm_struct), arch/i386/mm/pgtable.c (the PAE "pgd" cache).
+// kernel/fork.c (vm_area_struct, mm_struct), arch/i386/mm/pgtable.c (the PAE "pgd" cache),
+// lib/radix-tree.c radix_tree_init ("radix_tree_node": the page cache's index, filemap.h).
 // Each cache is a kmem_cache (slab.h) whose pages are page_use::slab allocations from the
 // GFP_KERNEL zonelist: ZONE_NORMAL and ZONE_DMA on i386, never highmem.
 //
@@ -23,8 +24,8 @@ namespace vmlab {
 
 struct kernel;
 
-enum class kmem_kind : uint8_t { vm_area_struct, mm_struct, anon_vma, anon_vma_chain, pte_chain, pgd };
-inline constexpr int kKmemKinds = 6;
+enum class kmem_kind : uint8_t { vm_area_struct, mm_struct, anon_vma, anon_vma_chain, pte_chain, pgd, radix_tree_node };
+inline constexpr int kKmemKinds = 7;
 const char* kmem_kind_name(kmem_kind k);  // the cache name as /proc/slabinfo prints it
 
 struct kmem {

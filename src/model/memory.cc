@@ -60,28 +60,30 @@ uint64_t resident_word(const kernel& k, const vm_area_struct& vma, vaddr base, u
   return v & in_vma;
 }
 
-// Puts the object page behind entry i into the page cache.
+// Puts the object page behind entry i into the page cache (filemap.h).
 bool make_resident(kernel& k, const vm_area_struct& vma, vaddr base, uint32_t i) {
-  mem_object& obj = k.objects[vma.object];
+  const mem_object& obj = k.objects[vma.object];
   const uint64_t pg = vma.pgoff_at(base + (vaddr{i} << k.geo.shift), k.geo.shift);
   if (obj.is_resident(pg)) return true;
-  if (!k.pm.alloc(page_use::cache, gfp_zone::highuser, 1)) return false;
-  obj.resident.set(pg);
-  ++obj.nr_resident;
-  return true;
+  return add_to_page_cache_word(k, vma.object, pg / 64, uint64_t{1} << (pg % 64));
 }
 
 // Puts the object pages behind the entries of `cold` (one word, none of them cached) into
-// the page cache with one allocation; false (nothing changed) when they do not all fit.
+// the page cache; false (nothing changed) when they do not all fit. Entry b maps object
+// page p0 + b: the bits land in one or two words of the object.
 bool make_resident_word(kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w, uint64_t cold) {
   if (!cold) return true;
-  if (!k.pm.alloc(page_use::cache, gfp_zone::highuser, uint64_t(popcount64(cold)))) return false;
-  mem_object& obj = k.objects[vma.object];
-  for (uint64_t b = cold; b; b &= b - 1) {
-    const uint64_t pg = vma.pgoff_at(base + (vaddr{w * 64 + uint32_t(__builtin_ctzll(b))} << k.geo.shift), k.geo.shift);
-    obj.resident.set(pg);
+  const int64_t p0 = int64_t(vma.pgoff) + (int64_t(base + w * k.geo.word_span()) - int64_t(vma.vm_start)) / int64_t(k.geo.size());
+  // Entries below the VMA start are never in `cold`: shift them out first.
+  const uint32_t skip = p0 < 0 ? uint32_t(-p0) : 0;
+  const uint64_t bits = cold >> skip, first = uint64_t(p0 + skip);
+  const uint64_t ow = first / 64, r = first % 64;
+  const uint64_t lo = bits << r, hi = r ? bits >> (64 - r) : 0;
+  if (!add_to_page_cache_word(k, vma.object, ow, lo)) return false;
+  if (hi && !add_to_page_cache_word(k, vma.object, ow + 1, hi)) {
+    for (uint64_t b = lo; b; b &= b - 1) remove_from_page_cache(k, vma.object, ow * 64 + uint64_t(__builtin_ctzll(b)));
+    return false;
   }
-  obj.nr_resident += uint64_t(popcount64(cold));
   return true;
 }
 
@@ -129,6 +131,14 @@ void maybe_full(kernel& k, pte_table* t) {
 // Private/shared write-notify mappings track PTE write permission explicitly.
 bool tracks_writable(const kernel& k, const vm_area_struct& vma) {
   return vma.is_cow() || (!vma.is_anon() && k.objects[vma.object].kind == object_kind::file);
+}
+
+// A write through a shared file mapping dirties the pages (do_shared_fault /
+// wp_page_shared -> folio_mark_dirty; shmem's are not accounted: filemap.h).
+void dirty_mapped_word(kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w, uint64_t m) {
+  if (vma.is_cow() || vma.is_anon() || k.objects[vma.object].kind != object_kind::file) return;
+  for (uint64_t b = m; b; b &= b - 1)
+    filemap_dirty_range(k, vma.object, object_pg(k, vma, base, w * 64 + uint32_t(__builtin_ctzll(b))), 1);
 }
 
 // The window do_fault_around() maps around entry p: aligned down to fault_around_pages,
@@ -224,6 +234,7 @@ status wp_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_t
     }
   }
   t->writable[w] |= bit(i);
+  dirty_mapped_word(k, vma, base, w, bit(i));
   return {};
 }
 
@@ -244,6 +255,7 @@ status write_fault_none(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr bas
     uint64_t done = 0;
     const bool ok = map_object_word(k, mm, vma, base, t, w, m, done);
     if (tracks_writable(k, vma) && done) { k.store.ensure_writable(t); t->writable[w] |= done; }
+    dirty_mapped_word(k, vma, base, w, done);
     k.faults += uint64_t(popcount64(done));
     mm.min_flt += uint64_t(popcount64(done));
     return ok ? status{} : pte_chain_enomem(k);
@@ -540,7 +552,7 @@ vaddr touch_uniform(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr b
     uint64_t faults = tables * faults_to_fill_table(k, vma, base, write);
     if (res == residency::none) {
       // shmem_get_folio for every page, one fault each.
-      if (!k.pm.alloc(page_use::cache, gfp_zone::highuser, pages)) {
+      if (!add_to_page_cache_range(k, vma.object, pg, pages)) {
         // Cannot happen after can_alloc; undone all the same.
         if (refill) {
           parent->slot[x] = k.store.uniform(idx, false);
@@ -551,8 +563,6 @@ vaddr touch_uniform(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr b
         }
         return base;
       }
-      for_each_bit_word(pg, pages, [&](uint64_t w, uint64_t m) { obj.resident.word_ref(w) |= m; });
-      obj.nr_resident += pages;
       faults = pages;
     }
     k.faults += faults;
@@ -588,9 +598,7 @@ bool touch_shared_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr bas
   if (!t || !t->shared_pt || t->nr_present) return false;  // not a shared table: the slow path
   uint64_t faults = faults_to_fill_table(k, vma, base, write);
   if (res == residency::none) {
-    if (!k.pm.alloc(page_use::cache, gfp_zone::highuser, pages)) return false;
-    for_each_bit_word(pg, pages, [&](uint64_t w, uint64_t m) { obj.resident.word_ref(w) |= m; });
-    obj.nr_resident += pages;
+    if (!add_to_page_cache_range(k, vma.object, pg, pages)) return false;
     faults = pages;
   }
   k.store.set_full(t);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "model/filemap.h"
 #include "model/pgtable.h"
 #include "model/sparse.h"
 #include "model/slab.h"
@@ -46,13 +47,20 @@ class page_field {
 };
 
 // A shm segment or a file, with its page cache, or a hugetlb file with its huge pages.
-// Pages enter the cache on first fault and stay (no reclaim is modelled; see phys.h).
+// Pages enter the cache through filemap.h (faults, read, write) and stay until
+// remove_from_page_cache (no reclaim runs yet).
 struct mem_object {
   object_kind kind = object_kind::shm;
   bool mshare = false;  // an msharefs region (ptshare.h)
   uint64_t nr_pages = 0;
   sparse_bitmap resident;  // page-cache presence bitmap, one bit per page (sparse: sparse.h)
   uint64_t nr_resident = 0;
+  // The page cache's index (filemap.h) and per-page PG_dirty / PG_writeback, kept by
+  // filemap.cc; and the readahead state (file_ra_state): the page after the last read.
+  page_cache_tree tree;
+  sparse_bitmap dirty, writeback;
+  uint64_t nr_dirty = 0, nr_writeback = 0;
+  uint64_t ra_next = 0;
   // shm: the page cache holds 2 MiB folios here (shmem THP), by PMD-size chunk of the
   // object; and how many PMD entries map each such folio (ShmemPmdMapped counts folios
   // mapped by at least one).
@@ -82,7 +90,10 @@ struct mem_object {
   [[nodiscard]] bool is_resident(uint64_t pg) const { return resident.test(pg); }
   // Counts the per-page arrays' chunks into *acct (kernel::object_host_bytes).
   void account_to(size_t* acct) {
-    for (sparse_bitmap* b : {&resident, &huge_folio, &hpage, &hpage_resv}) b->account_to(acct);
+    for (sparse_bitmap* b : {&resident, &huge_folio, &hpage, &hpage_resv, &dirty, &writeback}) b->account_to(acct);
+    tree.acct = acct;
+    for (auto& a : tree.node) a.account_to(acct);
+    for (auto& a : tree.used) a.account_to(acct);
     mapcount.account_to(acct);
     chain.account_to(acct);
     // Random faults find their chunk through a directory when the object is small.
@@ -92,7 +103,10 @@ struct mem_object {
   }
   // Host bytes of the per-page arrays above.
   [[nodiscard]] size_t host_bytes() const {
-    return resident.host_bytes() + huge_folio.host_bytes() + hpage.host_bytes() + hpage_resv.host_bytes() +
+    size_t t = dirty.host_bytes() + writeback.host_bytes();
+    for (const auto& a : tree.node) t += a.host_bytes();
+    for (const auto& a : tree.used) t += a.host_bytes();
+    return t + resident.host_bytes() + huge_folio.host_bytes() + hpage.host_bytes() + hpage_resv.host_bytes() +
            pmd_maps.capacity() * sizeof(uint32_t) + mapcount.host_bytes() + chain.host_bytes();
   }
 };
@@ -110,6 +124,8 @@ struct vm_area_struct {
   bool noreserve = false;   // VM_NORESERVE (MAP_NORESERVE)
   bool hugepage = false;    // VM_HUGEPAGE (MADV_HUGEPAGE)
   bool nohugepage = false;  // VM_NOHUGEPAGE (MADV_NOHUGEPAGE)
+  bool seq_read = false;    // VM_SEQ_READ (MADV_SEQUENTIAL)
+  bool rand_read = false;   // VM_RAND_READ (MADV_RANDOM)
   // A private hugetlb VMA's reservations (HPAGE_RESV_OWNER): huge pages reserved at mmap
   // and not yet faulted, shared by the pieces a split leaves (the resv_map's kref).
   std::shared_ptr<uint64_t> resv;

@@ -35,6 +35,7 @@ bool can_merge(const kernel& k, const vm_area_struct& a, const vm_area_struct& b
   // VM_HUGETLB VMAs are VM_DONTEXPAND (VM_SPECIAL): vma_merge never merges them.
   if (a.is_hugetlb() || b.is_hugetlb()) return false;
   if (a.hugepage != b.hugepage || a.nohugepage != b.nohugepage || a.noreserve != b.noreserve) return false;
+  if (a.seq_read != b.seq_read || a.rand_read != b.rand_read) return false;
   if (a.pgoff + a.pages(k.geo.shift) != b.pgoff) return false;
   return anon_compatible(k, a, b);
 }
@@ -470,7 +471,8 @@ status do_madvise(kernel& k, mm_struct& mm, vaddr start, vaddr end, advice adv) 
   bool unmapped = false;
   if (adv != advice::dontneed) {
     if (status s = mshare_whole(k, mm, start, end, "madvise"); !s.ok()) return s;  // it would split the VMA
-    // MADV_HUGEPAGE / MADV_NOHUGEPAGE: the flags of the range, VMAs split and merged as
+    // MADV_HUGEPAGE / MADV_NOHUGEPAGE, MADV_SEQUENTIAL / MADV_RANDOM: the flags of the
+    // range, VMAs split and merged as
     // for mprotect (madvise_update_vma). Pages already mapped stay as they are.
     for (vaddr a = start; a < end;) {
       vm_area_struct* v = find_vma(mm, a);
@@ -487,8 +489,14 @@ status do_madvise(kernel& k, mm_struct& mm, vaddr start, vaddr end, advice adv) 
     if (status s = split_at(k, mm, end); !s.ok()) return s;
     std::vector<vaddr> starts;
     for (auto it = mm.vmas.lower_bound(start); it != mm.vmas.end() && it->second.vm_start < end; ++it) {
-      it->second.hugepage = adv == advice::hugepage;
-      it->second.nohugepage = adv == advice::nohugepage;
+      vm_area_struct& v = it->second;
+      if (adv == advice::hugepage || adv == advice::nohugepage) {
+        v.hugepage = adv == advice::hugepage;
+        v.nohugepage = adv == advice::nohugepage;
+      } else {  // MADV_SEQUENTIAL / MADV_RANDOM: VM_SEQ_READ / VM_RAND_READ, one or the other
+        v.seq_read = adv == advice::sequential;
+        v.rand_read = adv == advice::random;
+      }
       starts.push_back(it->second.vm_start);
     }
     for (auto it = starts.rbegin(); it != starts.rend(); ++it) merge_around(k, mm, *it);

@@ -150,6 +150,10 @@ struct cache_decl {
 // Sizes marked "estimate" in profile.cc come from the struct layouts, not a measurement.
 struct kernel_objects {
   cache_decl vm_area_struct, mm_struct, anon_vma, anon_vma_chain, pte_chain;
+  // The page cache's index nodes (filemap.h): "radix_tree_node", which 6.x's xarray
+  // still allocates from (struct xa_node). 0: the profile's kernel indexes its page cache
+  // another way (2.4's page hash table, page_cache_policy::index).
+  cache_decl radix_tree_node;
   uint32_t struct_page = 0;   // sizeof(struct page): mem_map costs this per page frame
   bytes kernel_image = 0;     // text, data and bss reserved at boot
   slab_policy slab;           // allocator and its machine knobs
@@ -173,6 +177,27 @@ struct meminfo_policy {
   bool mapped = true;              // Mapped: 2.5.36+
   bool mapped_counts_anon = false; // nr_mapped counted anonymous pages until 2.6.18
   bool hugetlb_total = false;      // Hugetlb: (all hstates, kB) next to HugePages_*, 4.16+
+};
+
+// How the page cache finds a file's page and how far it reads ahead (mm/filemap.c,
+// mm/readahead.c; filemap.h has the structures).
+enum class page_cache_index : uint8_t {
+  // 2.4: one global hash of (mapping, index) -> page, page_hash_table, sized at boot
+  // (page_cache_init) from the machine's memory; no per-file nodes.
+  hash_table,
+  // 2.5.8+: a radix tree per address_space (lib/radix-tree.c), from 4.20 the xarray;
+  // nodes of 1 << map_shift slots from the "radix_tree_node" slab cache.
+  radix_tree,
+};
+
+struct page_cache_policy {
+  page_cache_index index = page_cache_index::radix_tree;
+  // RADIX_TREE_MAP_SHIFT (2.5 - 4.19) / XA_CHUNK_SHIFT (4.20+): 6 unless CONFIG_BASE_SMALL.
+  uint8_t map_shift = 6;
+  // The largest readahead window of a read() in bytes: 2.5/2.6 VM_MAX_READAHEAD 128 KiB
+  // (include/linux/mm.h, the backing_dev_info's ra_pages default), 6.x VM_READAHEAD_PAGES
+  // (SZ_128K / PAGE_SIZE); 2.4's vm_max_readahead was 31 pages (mm/filemap.c).
+  bytes ra_max = 128 * 1024;
 };
 
 using level_mask = uint8_t;  // bit (1 << level) set = the level is counted
@@ -214,6 +239,7 @@ struct kernel_profile {
   kernel_objects objs;
   zone_policy zones;
   meminfo_policy meminfo;
+  page_cache_policy page_cache;
 
   [[nodiscard]] bool counts_in_page_tables(level l) const { return page_tables_levels & mask_of(l); }
   [[nodiscard]] bool counts_in_vmpte(level l) const { return vmpte_levels & mask_of(l); }

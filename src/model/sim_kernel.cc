@@ -276,6 +276,77 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
   return {};
 }
 
+status sim_kernel::file_io(const op& o) {
+  mm_struct* mm = find_mm(*k_, o.pid);
+  if (!mm) return no_such(o.pid);
+  if (o.object < 0 || o.object >= static_cast<int32_t>(k_->objects.size())) return status::invalid_argument("no such object");
+  kernel& k = *k_;
+  const mem_object& obj = k.objects[size_t(o.object)];
+  if (obj.kind == object_kind::hugetlb) return status::invalid_argument("read/write of a hugetlb object is not modelled");
+  const uint64_t pg = k.geo.pages(o.obj_off), n = k.geo.pages(o.len);
+  if (pg + n > obj.nr_pages) return status::invalid_argument("the I/O extends beyond the end of the object");
+  const bool reading = o.kind != op_kind::write;
+  // The buffer first: a buffer the caller cannot write (read) or read (write) is EFAULT
+  // before anything moves, as access_ok / the first failing copy makes it.
+  // iovecs back to back are one buffer to fault (the same pages, in the same order).
+  uint64_t iovs = std::max<uint64_t>(1, o.count);
+  bytes iov_len = o.len / iovs, stride = o.stride ? o.stride : iov_len;
+  if (stride == iov_len) {
+    iovs = 1;
+    iov_len = stride = o.len;
+  }
+  if (o.buffer)
+    for (uint64_t i = 0; i < iovs; ++i) {
+      auto r = resolve(*mm, o.map, o.off + i * stride, iov_len);
+      if (!r.ok()) return r.error();
+      if (status s = check_access(*mm, r->first, r->second, reading ? prot_write : prot_read); !s.ok())
+        return status::refused("EFAULT: " + s.message());
+    }
+  if (o.direct) {
+    // O_DIRECT (generic_file_direct_write / filemap_read's IOCB_DIRECT path): dirty
+    // cached pages of the range are written first; the data skips the page cache.
+    filemap_write_and_wait(k, o.object, pg, n);
+  } else if (reading ? !filemap_read(k, o.object, pg, n) : !filemap_write(k, o.object, pg, n)) {
+    return oom_status(k, "a page-cache page", gfp_zone::highuser);
+  }
+  // copy_to_user / copy_from_user, or get_user_pages(FOLL_WRITE for a read) for O_DIRECT:
+  // the buffer's pages are faulted in, written by a read.
+  if (o.buffer)
+    for (uint64_t i = 0; i < iovs; ++i)
+      if (status s = touch(o.pid, o.map, o.off + i * stride, iov_len, k.geo.size(), reading); !s.ok()) return s;
+  return {};
+}
+
+status sim_kernel::fsync(uint32_t pid, int32_t object) {
+  if (!find_mm(*k_, pid)) return no_such(pid);
+  if (object < 0 || object >= static_cast<int32_t>(k_->objects.size())) return status::invalid_argument("no such object");
+  filemap_write_and_wait(*k_, object, 0, k_->objects[size_t(object)].nr_pages);
+  return {};
+}
+
+status sim_kernel::msync(uint32_t pid, uint32_t map, bytes off, bytes len) {
+  mm_struct* mm = find_mm(*k_, pid);
+  if (!mm) return no_such(pid);
+  auto r = resolve(*mm, map, off, len);
+  if (!r.ok()) return r.error();
+  // msync(MS_SYNC): vfs_fsync_range over each shared file VMA's part of the range; ENOMEM
+  // when part of it is unmapped (after syncing the rest, as the kernel does).
+  bool unmapped = false;
+  for (vaddr a = r->first; a < r->second;) {
+    vm_area_struct* v = find_vma(*mm, a);
+    if (!v || v->vm_start >= r->second) { unmapped = true; break; }
+    if (v->vm_start > a) unmapped = true;
+    const vaddr lo = std::max(a, v->vm_start), hi = std::min(r->second, v->vm_end);
+    if (v->shared && !v->is_anon())
+      filemap_write_and_wait(*k_, v->object, v->pgoff_at(lo, k_->geo.shift), k_->geo.pages(hi - lo));
+    a = v->vm_end;
+  }
+  if (unmapped) return status::refused("ENOMEM: msync range includes unmapped pages");
+  return {};
+}
+
+std::array<uint64_t, 2> sim_kernel::page_cache_counts() const { return {k_->fm.written, k_->fm.ra_pages}; }
+
 const kernel_profile& sim_kernel::profile() const { return k_->prof; }
 uint64_t sim_kernel::faults() const { return k_->faults; }
 peaks sim_kernel::peak() const {
@@ -290,6 +361,8 @@ peaks sim_kernel::peak() const {
   p.mi.mapped = std::max(k.rm.max_mapped, mapped_pages(k)) * page;
   p.mi.slab = k.pm.max_used(page_use::slab) * page;
   p.mi.reverse_maps = k.rm.max_reverse_maps;
+  p.mi.cached = k.fm.max_cached * page;
+  p.mi.dirty = k.fm.max_dirty * page;
   p.slabs = slabinfo(true);
   return p;
 }
@@ -312,6 +385,9 @@ meminfo sim_kernel::meminfo_now() const {
   mi.page_tables = pm.nr_pagetable;
   mi.has_mapped = k.prof.meminfo.mapped;
   mi.mapped = mapped_pages(k) * page;
+  mi.cached = k.fm.nr_cached * page;
+  mi.dirty = k.fm.nr_dirty * page;
+  mi.writeback = k.fm.nr_writeback * page;
   mi.slab = pm.used(page_use::slab) * page;
   mi.has_reverse_maps = k.prof.meminfo.reverse_maps;
   mi.reverse_maps = k.rm.reverse_maps;
@@ -493,6 +569,8 @@ sample sim_kernel::snapshot(const std::string& name) const {
   s.page_tables_workload = k_->pm.nr_pagetable;
   s.pt_pages = k_->pm.tables;
   s.pt_pages_known = true;
+  s.cached_workload = s.mi.cached;
+  s.cached_known = true;
   s.nr_procs = k_->mms.size();
   std::unordered_map<const void*, uint64_t> shared_counts;  // ptshare_rss, per shared subtree
   for (const auto& [pid, mm] : k_->mms) {

@@ -31,6 +31,9 @@ nlohmann::json meminfo_json(const meminfo& m, bool peak) {
     j["HighFree" + min] = m.high_free;
   }
   j["PageTables"] = m.page_tables;
+  j["Cached"] = m.cached;
+  j["Dirty"] = m.dirty;
+  if (!peak) j["Writeback"] = m.writeback;
   if (m.has_mapped) j["Mapped"] = m.mapped;
   j["Slab"] = m.slab;
   if (m.has_reverse_maps) j["ReverseMaps"] = m.reverse_maps;
@@ -87,6 +90,7 @@ nlohmann::json sample_json(const sample& s) {
   if (s.mi_known) j["meminfo"] = meminfo_json(s.mi, false);
   if (!s.slabs.empty()) j["slabs"] = slabs_json(s.slabs);
   if (!s.slabs_workload.empty()) j["slabs_workload"] = slabs_json(s.slabs_workload);
+  if (s.cached_known) j["Cached_workload"] = s.cached_workload;
   if (!s.page_tables_busy.empty()) j["page_tables_busy"] = s.page_tables_busy;
   if (!s.slabs_busy.empty()) j["slabs_busy"] = s.slabs_busy;
   return j;
@@ -113,7 +117,8 @@ struct mi_column {
 };
 
 std::vector<mi_column> mi_columns(const meminfo& flags) {
-  std::vector<mi_column> c = {{"MemTotal", &meminfo::mem_total, false}, {"MemFree", &meminfo::mem_free, false}};
+  std::vector<mi_column> c = {
+      {"MemTotal", &meminfo::mem_total, false}, {"MemFree", &meminfo::mem_free, false}, {"Cached", &meminfo::cached, false}};
   if (flags.has_highmem)
     c.insert(c.end(), {{"HighTotal", &meminfo::high_total, false},
                        {"HighFree", &meminfo::high_free, false},
@@ -211,6 +216,7 @@ nlohmann::json to_json(const run_result& r) {
   j["ops_applied"] = r.ops_applied;
   j["faults"] = r.faults;
   j["cow_faults"] = r.cow_faults;
+  if (r.engine == "sim") j["page_cache"] = {{"written_pages", r.pages_written}, {"readahead_pages", r.readahead_pages}};
   if (r.shares_page_tables)
     j["shared_page_tables"] = {{"attaches", r.pt_attaches}, {"unshares", r.pt_unshares}, {"tlb_flush_all", r.tlb_flush_all}};
   j["samples"] = nlohmann::json::array();

@@ -21,6 +21,9 @@ meminfo meminfo_from_json(const json& j, bool peak) {
   m.high_total = u64(j, "HighTotal");
   m.high_free = u64(j, ("HighFree" + min).c_str());
   m.page_tables = u64(j, "PageTables");
+  m.cached = u64(j, "Cached");
+  m.dirty = u64(j, "Dirty");
+  m.writeback = u64(j, "Writeback");
   m.has_mapped = j.contains("Mapped");
   m.mapped = u64(j, "Mapped");
   m.slab = u64(j, "Slab");
@@ -70,6 +73,8 @@ void samples_from_json(const json& j, run_result& r) {
     s.mi_known = sj.contains("meminfo");
     if (s.mi_known) s.mi = meminfo_from_json(sj.at("meminfo"), false);
     if (sj.contains("slabs")) s.slabs = slabs_from_json(sj.at("slabs"));
+    s.cached_known = sj.contains("Cached_workload");
+    s.cached_workload = u64(sj, "Cached_workload");
     r.samples.push_back(std::move(s));
   }
 }
@@ -94,6 +99,10 @@ result<run_result> run_result_from_json(const json& j, const std::string& where)
       r.pt_attaches = u64(sp, "attaches");
       r.pt_unshares = u64(sp, "unshares");
       r.tlb_flush_all = u64(sp, "tlb_flush_all");
+    }
+    if (j.contains("page_cache")) {
+      r.pages_written = u64(j.at("page_cache"), "written_pages");
+      r.readahead_pages = u64(j.at("page_cache"), "readahead_pages");
     }
     samples_from_json(j.at("samples"), r);
     const json& p = j.at("peak");

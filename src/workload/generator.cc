@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "workload/op_rules.h"
 #include "workload/pattern.h"
 #include "workload/scenario_spec.h"
 
@@ -167,6 +168,10 @@ class generator {
         auto& members = groups_[procs_[pid].group].pids;
         members.erase(std::find(members.begin(), members.end(), pid));
       }
+    } else if (ph.act == phase_action::read || ph.act == phase_action::readv || ph.act == phase_action::write ||
+               ph.act == phase_action::fsync) {
+      for (uint32_t pid : pids)
+        if (status s = io_ops(ph, pid); !s.ok()) return s;
     } else if (!ph.ranges.empty()) {
       for (uint32_t pid : pids)
         for (const auto& [off, len] : ph.ranges) {
@@ -225,9 +230,66 @@ class generator {
       case phase_action::munmap: o.kind = op_kind::munmap; break;
       case phase_action::mprotect: o.kind = op_kind::mprotect; o.prot = ph.prot; break;
       case phase_action::madvise: o.kind = op_kind::madvise; o.adv = ph.adv; break;
+      case phase_action::msync: o.kind = op_kind::msync; break;
       default: break;
     }
     emit(std::move(o));
+    return {};
+  }
+
+  // A read, readv, write or fsync phase for one process: the I/O in calls of `request`
+  // bytes at increasing file offsets, the buffer reused cyclically when it is smaller.
+  status io_ops(const phase_spec& ph, uint32_t pid) {
+    auto oi = sc_.object_ids.find(ph.object);
+    if (oi == sc_.object_ids.end()) return error_at(ph.object_at, "unknown object '" + ph.object + "'");
+    op o;
+    o.pid = pid;
+    o.object = oi->second;
+    if (ph.act == phase_action::fsync) {
+      o.kind = op_kind::fsync;
+      emit(std::move(o));
+      return {};
+    }
+    o.kind = ph.act == phase_action::read ? op_kind::read : ph.act == phase_action::readv ? op_kind::readv : op_kind::write;
+    o.direct = ph.direct;
+    const object_decl& d = sc_.objects[size_t(o.object)];
+    if (ph.file_offset >= d.size)
+      return error_at(ph.file_offset_at, "file_offset " + std::to_string(ph.file_offset) + " is beyond the end of object '" +
+                                             d.name + "' (" + std::to_string(d.size) + " bytes)");
+    const bytes total = ph.length.value_or(d.size - ph.file_offset);
+    const bytes request = std::min(ph.request.value_or(total), total);
+    if (total % request)
+      return error_at(ph.request_at, "length " + std::to_string(total) + " is not a whole number of requests of " +
+                                         std::to_string(request) + " bytes");
+    bytes region = 0;
+    if (!ph.map.empty()) {
+      const auto& maps = *procs_[pid].maps;
+      auto it = std::find_if(maps.begin(), maps.end(), [&](const map_spec& m) { return m.name == ph.map; });
+      if (it == maps.end())
+        return error_at(ph.map_at, "unknown mapping '" + ph.map + "': process " + std::to_string(pid) + " (group '" +
+                                       groups_[procs_[pid].group].name + "') has no such mapping");
+      region = it->size > ph.offset ? (it->size - ph.offset) / request * request : 0;
+      if (region == 0)
+        return error_at(ph.offset_at, "mapping '" + ph.map + "' has no room for a request of " + std::to_string(request) +
+                                          " bytes after offset " + std::to_string(ph.offset));
+      o.buffer = true;
+      o.map = map_index(ph.map);
+    }
+    o.count = ph.act == phase_action::readv ? ph.iovecs : 1;
+    for (bytes done = 0; done < total; done += request) {
+      op c = o;
+      c.obj_off = ph.file_offset + done;
+      c.len = request;
+      if (c.buffer) c.off = ph.offset + done % region;
+      if (auto e = check_io(sc_.objects, c, c.buffer ? ph.offset + region : 0)) {
+        const source_location& at = e->field == "iovecs" ? ph.iovecs_at
+                                    : e->field == "len"  ? (ph.request ? ph.request_at : ph.length_at)
+                                    : e->field == "off"  ? ph.file_offset_at
+                                                         : ph.object_at;
+        return error_at(at, e->message);
+      }
+      emit(std::move(c));
+    }
     return {};
   }
 

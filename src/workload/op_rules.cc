@@ -123,4 +123,34 @@ std::optional<rule_error> check_mmap(const kernel_profile& p, const std::vector<
   return std::nullopt;
 }
 
+std::optional<rule_error> check_io(const std::vector<object_decl>& objects, const op& o, bytes buffer_size) {
+  constexpr bytes kPage = 4096;
+  const char* what = o.kind == op_kind::readv ? "readv" : o.kind == op_kind::read ? "read" : "write";
+  const object_decl& d = objects[size_t(o.object)];
+  if (d.kind == object_kind::hugetlb)
+    return rule_error{"obj", fmt::format("{} of hugetlb object '{}' is not modelled (files and shm objects are)", what, d.name)};
+  if (o.obj_off % kPage) return rule_error{"off", fmt::format("{}: the file offset must be a multiple of 4096, not {}", what, o.obj_off)};
+  if (o.len == 0 || o.len % kPage) return rule_error{"len", fmt::format("{}: the length must be a non-zero multiple of 4096, not {}", what, o.len)};
+  if (o.obj_off > d.size || o.len > d.size - o.obj_off)
+    return rule_error{"len", fmt::format("{}: [{}, +{}) is beyond the end of object '{}' ({} bytes)", what, o.obj_off, o.len, d.name, d.size)};
+  if (o.kind == op_kind::readv) {
+    if (!o.buffer) return rule_error{"buf", "readv needs a buffer mapping (buf=MAP): its iovecs are pages of a mapping"};
+    if (o.count == 0 || o.len % o.count || (o.len / o.count) % kPage)
+      return rule_error{"iovecs", fmt::format("readv: {} bytes do not split into {} iovecs of whole pages", o.len, o.count)};
+    if (o.count > 1024) return rule_error{"iovecs", fmt::format("readv: at most 1024 iovecs (UIO_MAXIOV), not {}", o.count)};
+  }
+  const bytes iov = o.len / std::max<uint64_t>(1, o.count);
+  if (o.stride && (o.stride % kPage || o.stride < iov))
+    return rule_error{"stride", fmt::format("{}: the iovec stride must be a multiple of 4096 and at least the iovec's {} bytes, not {}",
+                                            what, iov, o.stride)};
+  if (!o.buffer) return std::nullopt;
+  if (o.off % kPage) return rule_error{"bufoff", fmt::format("{}: the buffer offset must be a multiple of 4096, not {}", what, o.off)};
+  const uint64_t n = std::max<uint64_t>(1, o.count);
+  const bytes span = (n - 1) * (o.stride ? o.stride : iov) + iov;
+  if (o.off > buffer_size || span > buffer_size - o.off)
+    return rule_error{"bufoff", fmt::format("{}: the buffer [{}, +{}) is beyond the end of its mapping ({} bytes)", what, o.off, span,
+                                            buffer_size)};
+  return std::nullopt;
+}
+
 }  // namespace vmlab

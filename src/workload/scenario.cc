@@ -638,13 +638,59 @@ status read_groups(const source_text& src, const table_reader& top, scenario_spe
   return {};
 }
 
+// An optional size of a [[phase]] in whole pages, not 0 ('length', 'request').
+status get_phase_size(const table_reader& p, const char* key, std::optional<bytes>& out, source_location& at) {
+  if (!p.has(key)) return {};
+  bytes v = 0;
+  if (status s = p.get_page_size(key, v); !s.ok()) return s;
+  if (v == 0) return p.bad_value(key, std::string("'") + key + "' in [[phase]] must not be 0");
+  out = v;
+  at = p.where(key);
+  return {};
+}
+
+// A [[phase]]'s 'map' and the 'offset' in it.
+status get_phase_map(const table_reader& p, phase_spec& ph) {
+  if (status s = p.get("map", ph.map); !s.ok()) return s;
+  ph.map_at = p.where("map");
+  ph.offset_at = p.where("offset");
+  return p.get_page_size("offset", ph.offset);
+}
+
+// The keys of a read, readv, write or fsync phase (the generator checks them against the
+// object and the mapping, which it knows).
+status read_io_phase(const table_reader& p, phase_spec& ph) {
+  if (!p.has("object")) return p.missing("object");
+  if (status s = p.get_token("object", ph.object); !s.ok()) return s;
+  ph.object_at = p.where("object");
+  if (ph.act == phase_action::fsync) return {};
+  ph.file_offset_at = p.where("file_offset");
+  if (status s = p.get_page_size("file_offset", ph.file_offset); !s.ok()) return s;
+  if (status s = get_phase_size(p, "length", ph.length, ph.length_at); !s.ok()) return s;
+  if (status s = get_phase_size(p, "request", ph.request, ph.request_at); !s.ok()) return s;
+  if (p.has("map")) {
+    if (status s = get_phase_map(p, ph); !s.ok()) return s;
+  } else if (ph.act == phase_action::readv) {
+    return p.missing("map");
+  } else if (p.has("offset")) {
+    return p.bad_value("offset", "'offset' is the buffer's offset in 'map': give 'map' too");
+  }
+  if (ph.act == phase_action::readv) {
+    if (!p.has("iovecs")) return p.missing("iovecs");
+    if (status s = p.get_count("iovecs", ph.iovecs, 1, 1024); !s.ok()) return s;
+    ph.iovecs_at = p.where("iovecs");
+  }
+  return p.get("direct", ph.direct);
+}
+
 status read_phases(const source_text& src, const table_reader& top, scenario_spec& sc) {
   std::vector<const toml::table*> tables;
   if (status s = top.get_tables("phase", tables); !s.ok()) return s;
   for (const toml::table* t : tables) {
     table_reader p(src, *t, "[[phase]]");
     if (status s = p.check_keys({"name", "group", "action", "map", "offset", "length", "ranges", "pattern", "stride",
-                                 "fraction", "theta", "write", "prot", "advice", "children", "into", "processes", "sample"});
+                                 "fraction", "theta", "write", "prot", "advice", "children", "into", "processes", "sample",
+                                 "object", "file_offset", "request", "iovecs", "direct"});
         !s.ok())
       return s;
     phase_spec ph;
@@ -664,10 +710,13 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
     if (status s = p.get("action", act); !s.ok()) return s;
     static constexpr std::pair<std::string_view, phase_action> kActions[] = {
         {"touch", phase_action::touch},       {"fork", phase_action::fork},       {"exit", phase_action::exit},
-        {"munmap", phase_action::munmap},     {"mprotect", phase_action::mprotect}, {"madvise", phase_action::madvise}};
+        {"munmap", phase_action::munmap},     {"mprotect", phase_action::mprotect}, {"madvise", phase_action::madvise},
+        {"read", phase_action::read},         {"readv", phase_action::readv},     {"write", phase_action::write},
+        {"fsync", phase_action::fsync},       {"msync", phase_action::msync}};
     auto it = std::find_if(std::begin(kActions), std::end(kActions), [&](const auto& a) { return a.first == act; });
     if (it == std::end(kActions))
-      return p.bad_value("action", "unknown action '" + act + "' (expected touch, fork, exit, munmap, mprotect or madvise)");
+      return p.bad_value("action", "unknown action '" + act + "' (expected touch, fork, exit, munmap, mprotect, madvise, "
+                                   "read, readv, write, fsync or msync)");
     ph.act = it->second;
 
     // Keys that do not apply to the action are mistakes, not silently ignored.
@@ -679,6 +728,15 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
       case phase_action::munmap: applies.insert(applies.end(), {"map", "offset", "length"}); break;
       case phase_action::mprotect: applies.insert(applies.end(), {"map", "offset", "length", "prot"}); break;
       case phase_action::madvise: applies.insert(applies.end(), {"map", "offset", "length", "advice"}); break;
+      case phase_action::read:
+      case phase_action::write:
+        applies.insert(applies.end(), {"object", "file_offset", "length", "request", "map", "offset", "direct"});
+        break;
+      case phase_action::readv:
+        applies.insert(applies.end(), {"object", "file_offset", "length", "request", "map", "offset", "iovecs", "direct"});
+        break;
+      case phase_action::fsync: applies.insert(applies.end(), {"object"}); break;
+      case phase_action::msync: applies.insert(applies.end(), {"map", "offset", "length"}); break;
     }
     for (auto&& [k, v] : *t)
       if (std::find(applies.begin(), applies.end(), k.str()) == applies.end())
@@ -698,19 +756,13 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
       if (!p.has("into")) return p.missing("into");
       if (status s = p.get_token("into", ph.into); !s.ok()) return s;
       ph.into_at = p.where("into");
+    } else if (ph.act == phase_action::read || ph.act == phase_action::readv || ph.act == phase_action::write ||
+               ph.act == phase_action::fsync) {
+      if (status s = read_io_phase(p, ph); !s.ok()) return s;
     } else if (ph.act != phase_action::exit) {
       if (!p.has("map")) return p.missing("map");
-      if (status s = p.get("map", ph.map); !s.ok()) return s;
-      ph.map_at = p.where("map");
-      ph.offset_at = p.where("offset");
-      if (status s = p.get_page_size("offset", ph.offset); !s.ok()) return s;
-      if (p.has("length")) {
-        bytes len = 0;
-        if (status s = p.get_page_size("length", len); !s.ok()) return s;
-        if (len == 0) return p.bad_value("length", "'length' in [[phase]] must not be 0");
-        ph.length = len;
-        ph.length_at = p.where("length");
-      }
+      if (status s = get_phase_map(p, ph); !s.ok()) return s;
+      if (status s = get_phase_size(p, "length", ph.length, ph.length_at); !s.ok()) return s;
     }
     if (ph.act == phase_action::touch) {
       std::string pat = "sequential";
@@ -764,7 +816,10 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
       if (adv == "dontneed") ph.adv = advice::dontneed;
       else if (adv == "hugepage") ph.adv = advice::hugepage;
       else if (adv == "nohugepage") ph.adv = advice::nohugepage;
-      else return p.bad_value("advice", "unknown advice '" + adv + "' (expected \"dontneed\", \"hugepage\" or \"nohugepage\")");
+      else if (adv == "sequential") ph.adv = advice::sequential;
+      else if (adv == "random") ph.adv = advice::random;
+      else return p.bad_value("advice", "unknown advice '" + adv + "' (expected \"dontneed\", \"hugepage\", \"nohugepage\", "
+                                        "\"sequential\" or \"random\")");
     }
     sc.phases.push_back(std::move(ph));
   }

@@ -53,7 +53,7 @@ struct group_spec {
   std::vector<map_spec> maps;
 };
 
-enum class phase_action { touch, fork, exit, munmap, mprotect, madvise };
+enum class phase_action { touch, fork, exit, munmap, mprotect, madvise, read, readv, write, fsync, msync };
 
 struct phase_spec {
   std::string name;
@@ -84,6 +84,20 @@ struct phase_spec {
   source_location into_at;
   std::optional<uint64_t> processes;
   source_location processes_at;
+  // read, readv, write, fsync: the object (a file or shm object) and, for the I/O, each
+  // process's bytes [file_offset, file_offset + length) in calls of `request` bytes (the
+  // whole length in one call when absent), into or from mapping `map` at `offset` (when
+  // given; the buffer is reused cyclically when smaller than the I/O), readv with
+  // `iovecs` iovecs a call; `direct`: O_DIRECT.
+  std::string object;
+  source_location object_at;
+  bytes file_offset = 0;
+  source_location file_offset_at;
+  std::optional<bytes> request;
+  source_location request_at;
+  uint64_t iovecs = 1;
+  source_location iovecs_at;
+  bool direct = false;
   // false: no sample point at the end of the phase (its ops still run). For scenarios of
   // thousands of phases (what `vmlab inspect --scenario` writes), where a sample after
   // each would cost more than the phases.

@@ -132,11 +132,13 @@ class trace_parser {
     if (op == "fork") return parse_fork();
     if (op == "exit") return parse_exit();
     if (op == "mmap") return parse_mmap();
-    if (op == "munmap" || op == "mprotect" || op == "madvise" || op == "touch") return parse_range_op();
+    if (op == "munmap" || op == "mprotect" || op == "madvise" || op == "touch" || op == "msync") return parse_range_op();
+    if (op == "read" || op == "readv" || op == "write") return parse_io();
+    if (op == "fsync") return parse_fsync();
     if (op == "phase") return parse_phase();
     return err(toks_[0], "unknown op '" + std::string(op) +
                              "' (expected machine, override, object, spawn, fork, exit, mmap, munmap, mprotect, "
-                             "madvise, touch or phase)");
+                             "madvise, touch, read, readv, write, fsync, msync or phase)");
   }
 
   // Positional arguments: toks_[1..n]; returns an error naming what is missing.
@@ -463,13 +465,21 @@ class trace_parser {
     } else if (kind == "mprotect") {
       o.kind = op_kind::mprotect;
       s = options(3, {"off", "len", "prot"}, {}, opt);
+    } else if (kind == "msync") {
+      o.kind = op_kind::msync;
+      s = options(3, {"off", "len"}, {}, opt);
     } else {
       o.kind = op_kind::madvise;
-      s = options(3, {"off", "len"}, {"dontneed", "hugepage", "nohugepage"}, opt);
+      s = options(3, {"off", "len"}, {"dontneed", "hugepage", "nohugepage", "sequential", "random"}, opt);
       if (s.ok()) {
-        if (opt.count("dontneed") + opt.count("hugepage") + opt.count("nohugepage") > 1)
-          return err(toks_[3], "madvise takes one advice: dontneed, hugepage or nohugepage");
-        o.adv = opt.count("hugepage") ? advice::hugepage : opt.count("nohugepage") ? advice::nohugepage : advice::dontneed;
+        if (opt.count("dontneed") + opt.count("hugepage") + opt.count("nohugepage") + opt.count("sequential") +
+                opt.count("random") > 1)
+          return err(toks_[3], "madvise takes one advice: dontneed, hugepage, nohugepage, sequential or random");
+        o.adv = opt.count("hugepage")     ? advice::hugepage
+                : opt.count("nohugepage") ? advice::nohugepage
+                : opt.count("sequential") ? advice::sequential
+                : opt.count("random")     ? advice::random
+                                          : advice::dontneed;
       }
     }
     if (!s.ok()) return s;
@@ -552,6 +562,74 @@ class trace_parser {
     return {};
   }
 
+  // The object named by token t (declared before).
+  status object_arg(const token& t, int32_t& obj) const {
+    auto it = object_ids_.find(std::string(t.text));
+    if (it == object_ids_.end()) return err(t, "no object '" + std::string(t.text) + "' (declare it with an object line first)");
+    obj = it->second;
+    return {};
+  }
+
+  // read PID OBJECT off= len= [buf=MAP bufoff=] [direct]; readv adds iovecs= [stride=];
+  // write as read.
+  status parse_io() {
+    const std::string_view kind = toks_[0].text;
+    if (status s = need_args(2, "a pid and an object name"); !s.ok()) return s;
+    op o;
+    o.kind = kind == "read" ? op_kind::read : kind == "readv" ? op_kind::readv : op_kind::write;
+    if (status s = live_pid(toks_[1], o.pid); !s.ok()) return s;
+    if (status s = object_arg(toks_[2], o.object); !s.ok()) return s;
+    std::map<std::string_view, const token*> opt;
+    status s = o.kind == op_kind::readv ? options(3, {"off", "len", "buf", "bufoff", "iovecs", "stride"}, {"direct"}, opt)
+                                        : options(3, {"off", "len", "buf", "bufoff"}, {"direct"}, opt);
+    if (!s.ok()) return s;
+    const bytes size = out_.objects[size_t(o.object)].size;
+    if (opt.count("off"))
+      if (status e = size_value(*opt["off"], o.obj_off); !e.ok()) return e;
+    o.len = size > o.obj_off ? size - o.obj_off : 0;
+    if (opt.count("len"))
+      if (status e = size_value(*opt["len"], o.len); !e.ok()) return e;
+    o.count = 1;
+    if (opt.count("iovecs"))
+      if (status e = u64_value(*opt["iovecs"], o.count); !e.ok()) return e;
+    if (opt.count("stride"))
+      if (status e = size_value(*opt["stride"], o.stride); !e.ok()) return e;
+    o.direct = opt.count("direct") > 0;
+    bytes bufsize = 0;
+    if (opt.count("buf")) {
+      const token& t = *opt["buf"];
+      auto mi = map_ids_.find(std::string(t.value()));
+      const auto& maps = procs_[o.pid].maps;
+      if (mi == map_ids_.end() || !maps.count(mi->second))
+        return err_value(t, "pid " + std::to_string(o.pid) + " has no mapping '" + std::string(t.value()) + "'");
+      o.buffer = true;
+      o.map = mi->second;
+      bufsize = maps.at(o.map);
+      if (opt.count("bufoff"))
+        if (status e = size_value(*opt["bufoff"], o.off); !e.ok()) return e;
+    } else if (opt.count("bufoff")) {
+      return err(*opt["bufoff"], "bufoff= needs buf=");
+    }
+    if (auto e = check_io(out_.objects, o, bufsize)) {
+      const std::string_view key = e->field == "obj" ? "" : std::string_view(e->field);
+      if (!key.empty() && opt.count(key)) return err_value(*opt[key], e->message);
+      return err(e->field == "obj" ? toks_[2] : toks_[0], e->message);
+    }
+    out_.ops.push_back(std::move(o));
+    return {};
+  }
+
+  status parse_fsync() {
+    if (status s = need_args(2, "a pid and an object name"); !s.ok()) return s;
+    if (toks_.size() > 3) return err(toks_[3], "fsync takes a pid and an object name only");
+    op o;
+    o.kind = op_kind::fsync;
+    if (status s = live_pid(toks_[1], o.pid); !s.ok()) return s;
+    if (status s = object_arg(toks_[2], o.object); !s.ok()) return s;
+    out_.ops.push_back(std::move(o));
+    return {};
+  }
+
   status parse_phase() {
     if (status s = need_args(1, "a name"); !s.ok()) return s;
     if (toks_.size() > 2) return err(toks_[2], "a phase name is one word; unexpected '" + std::string(toks_[2].text) + "'");
@@ -594,6 +672,12 @@ result<op_stream> load_trace(const std::string& path) {
   return parse_trace(buf.str(), path);
 }
 
+namespace {
+std::string object_name(const op_stream& s, int32_t obj) {
+  return obj >= 0 && obj < int32_t(s.objects.size()) ? s.objects[size_t(obj)].name : "object#" + std::to_string(obj);
+}
+}  // namespace
+
 std::string format_op(const op_stream& s, const op& o) {
   const std::string map = o.map < s.map_names.size() ? s.map_names[o.map] : "map#" + std::to_string(o.map);
   const std::string range = fmt::format("{} {} off={} len={}", o.pid, map, o.off, o.len);
@@ -623,8 +707,23 @@ std::string format_op(const op_stream& s, const op& o) {
     }
     case op_kind::munmap: return "munmap " + range;
     case op_kind::mprotect: return "mprotect " + range + " prot=" + prot_name(o.prot);
-    case op_kind::madvise:
-      return "madvise " + range + (o.adv == advice::hugepage ? " hugepage" : o.adv == advice::nohugepage ? " nohugepage" : " dontneed");
+    case op_kind::madvise: {
+      static constexpr const char* kAdvice[] = {" dontneed", " hugepage", " nohugepage", " sequential", " random"};
+      return "madvise " + range + kAdvice[static_cast<int>(o.adv)];
+    }
+    case op_kind::msync: return "msync " + range;
+    case op_kind::fsync: return fmt::format("fsync {} {}", o.pid, object_name(s, o.object));
+    case op_kind::read:
+    case op_kind::readv:
+    case op_kind::write: {
+      std::string l = fmt::format("{} {} {} off={} len={}", o.kind == op_kind::read ? "read" : o.kind == op_kind::readv ? "readv" : "write",
+                                  o.pid, object_name(s, o.object), o.obj_off, o.len);
+      if (o.buffer) l += fmt::format(" buf={} bufoff={}", map, o.off);
+      if (o.kind == op_kind::readv) l += fmt::format(" iovecs={}", o.count);
+      if (o.stride) l += fmt::format(" stride={}", o.stride);
+      if (o.direct) l += " direct";
+      return l;
+    }
     case op_kind::touch: {
       std::string l = "touch " + range + (o.write ? " write" : " read");
       switch (o.pattern) {

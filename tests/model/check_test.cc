@@ -14,10 +14,6 @@
 
 namespace vmlab {
 
-struct sim_kernel_internals {
-  static kernel& of(sim_kernel& k) { return *k.k_; }
-};
-
 namespace {
 
 using namespace vmlab::testing;

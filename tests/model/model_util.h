@@ -11,6 +11,18 @@
 
 #include "vmlab/sim_kernel.h"
 
+namespace vmlab {
+
+struct kernel;
+
+// The model's state behind a sim_kernel, for tests that damage it (check_test.cc) or call
+// an internal entry point (filemap_test.cc). sim_kernel names it a friend.
+struct sim_kernel_internals {
+  static kernel& of(sim_kernel& k) { return *k.k_; }
+};
+
+}  // namespace vmlab
+
 namespace vmlab::testing {
 
 // A kernel on machine m; a failure to build it fails the test (and gives nullptr).

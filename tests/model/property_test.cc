@@ -235,7 +235,8 @@ class runner {
     if (r < 14) return do_exit();
     const uint32_t pid = random_pid();
     if (r < 34 || ref_.procs[pid].names.empty()) return do_mmap(pid);
-    if (r < 70) return do_touch(pid);
+    if (r < 62) return do_touch(pid);
+    if (r < 70) return do_io(pid);
     if (r < 80) return do_munmap(pid);
     if (r < 90) return do_mprotect(pid);
     return do_madvise(pid);
@@ -414,6 +415,70 @@ class runner {
       return "";
     }
     return touch_error(st, [&] { return !ref_model::accessible(s, first, last, need); });
+  }
+
+  // read, readv, write, fsync, msync (issue 9). The file side goes to the page cache,
+  // which check_invariants recounts after every op (its index nodes per level, Cached,
+  // Dirty); the buffer, when there is one, must be accessible as a touch's would be: a read
+  // writes it, a write reads it.
+  std::string do_io(uint32_t pid) {
+    const uint64_t r = rnd(10);
+    const int32_t obj = int32_t(rnd(4));
+    if (r == 0) {
+      desc_ = "fsync pid " + std::to_string(pid) + " object " + std::to_string(obj);
+      status st = k_->fsync(pid, obj);
+      return st.ok() ? "" : "fsync failed: " + st.message();
+    }
+    if (r == 1) {
+      auto [name, base, len] = random_name(pid);
+      auto [off, mlen] = random_subrange(len);
+      desc_ = "msync pid " + std::to_string(pid) + " #" + std::to_string(name) + " off " + std::to_string(off) + " len " + std::to_string(mlen);
+      status st = k_->msync(pid, name, off, mlen);
+      if (st.ok() || st.message().rfind("ENOMEM", 0) == 0) return "";
+      return "msync failed: " + st.message();
+    }
+    op o;
+    o.kind = r < 6 ? op_kind::read : r < 8 ? op_kind::readv : op_kind::write;
+    o.pid = pid;
+    o.object = obj;
+    o.direct = chance(20);
+    o.count = 1;
+    std::ostringstream d;
+    d << (o.kind == op_kind::read ? "read" : o.kind == op_kind::readv ? "readv" : "write") << " pid " << pid << " object " << obj
+      << (o.direct ? " direct" : "");
+    vaddr first = 0, last = 0;
+    if (o.kind == op_kind::readv || chance(60)) {
+      auto [name, base, len] = random_name(pid);
+      auto [off, blen] = random_subrange(len);
+      o.buffer = true;
+      o.map = name;
+      o.off = off;
+      o.len = blen;
+      first = (base + off) / page_size_;
+      last = (base + off + blen) / page_size_;
+      if (o.kind == op_kind::readv) {
+        const uint64_t n = blen / page_size_;
+        o.count = uint64_t{1} << rnd(11);  // 1 .. 1,024 iovecs of whole pages
+        while (n % o.count) o.count >>= 1;
+      }
+      d << " buf #" << name << " off " << off << " iovecs " << o.count;
+    } else {
+      o.len = random_pages() * page_size_;
+    }
+    o.obj_off = rnd((kObjectSize - o.len) / page_size_ + 1) * page_size_;
+    d << " file " << o.obj_off << " +" << o.len;
+    desc_ = d.str();
+    status st = k_->file_io(o);
+    last_error_ = st.message();
+    const uint8_t need = o.kind == op_kind::write ? prot_read : prot_write;
+    const ref_space& s = ref_.procs[pid].pages;
+    if (st.ok()) {
+      if (o.buffer && !ref_model::accessible(s, first, last, need)) return "file I/O succeeded into an inaccessible buffer";
+      return "";
+    }
+    if (st.message().rfind("EFAULT", 0) == 0)
+      return o.buffer && !ref_model::accessible(s, first, last, need) ? "" : "EFAULT on an accessible buffer: " + st.message();
+    return touch_error(st, [&] { return o.buffer && !ref_model::accessible(s, first, last, need); });
   }
 
   // A failed touch: SIGSEGV only where the reference has a hole or a protected page;

@@ -892,14 +892,18 @@ TEST(RmapWalk, AnonymousPageSharedDownAForkChain) {
 //
 // Setup, to leave exactly 104 low pages free (as if the page cache had long since
 // spilled out of a full highmem): P1 writes a 128 MiB anonymous mapping, filling
-// HighMem's 32,768 pages; P2..P8 each read a part of a 225,686-page "filler" shm object
-// (32,768 pages each, the last 29,078) and exit, so that its page cache (225,686 pages)
-// lands in low memory; then P1 exits and HighMem is free again. What stays in low memory:
-// the filler's page cache and one slab page each of mm_struct and vm_area_struct (SLAB
-// keeps empty slabs until reaped): 225,792 - 225,686 - 2 = 104 pages.
+// HighMem's 32,768 pages; P2..P8 each read a part of a 225,447-page "filler" shm object
+// (32,768 pages each, the last 28,839) and exit, so that its page cache (225,447 pages)
+// lands in low memory; then P1 exits and HighMem is free again. The filler's radix tree
+// (filemap.h; max index 225,446, height 3): ceil(225,447 / 64) = 3,523 bottom nodes,
+// (225,446 >> 12) + 1 = 56 in the middle and the root: 3,580 radix_tree_nodes of 260 B,
+// 15 per slab page (15 x 260 + L1_CACHE_ALIGN(24 + 15 x 4) = 3,996 <= 4,096), 239 pages
+// with 5 free slots. What stays in low memory: the filler's page cache, its tree, and one
+// slab page each of mm_struct and vm_area_struct (SLAB keeps empty slabs until reaped):
+// 225,792 - 225,447 - 239 - 2 = 104 pages.
 // (Peak during P8: 3 slab + P1's PGD + 32 PTE pages (or, with HIGHPTE, 32 anon pages
-// pushed out of highmem by the PTE pages) + the filler + P8's PGD + 29 PTE pages =
-// 3 + 1 + 32 + 225,686 + 1 + 29 = 225,752 <= 225,792.)
+// pushed out of highmem by the PTE pages) + the filler and its tree + P8's PGD + 29 PTE
+// pages = 3 + 1 + 32 + 225,686 + 1 + 29 = 225,752 <= 225,792.)
 //
 // Workload: processes 1, 2, ... each spawn, map a 1,024-page (4 MiB) shm segment shared
 // and write all of it. Per process, in allocation order: an mm_struct (10 per 384-byte
@@ -912,21 +916,24 @@ TEST(RmapWalk, AnonymousPageSharedDownAForkChain) {
 // process leaves 1,024 j objects in ceil(1,024 j / 113) slab pages: 10, 19, 28, 37, 46,
 // 55, 64 for j = 1..7 (each +9 after the first).
 //
+// Process 1 also adds the segment's pages to the page cache: its tree (max index 1,023,
+// height 2) is 16 bottom nodes and a root, 17 radix_tree_nodes: 5 in the filler's last
+// slab, 12 in one new low page. So every figure below counts that page.
 // Without HIGHPTE, low pages used after process n (PGD + PTE = 2 each, mm_struct slabs
-// at 11/21, pte_chain slabs as above):
-//   n=2: 4+10=14; n=7: 24; n=8: 26+9=35; n=10: 39; n=11: 42; n=14: 48; n=15: 50+9=59;
-//   n=20: 69; n=21: 72; n=22: 74+9=83; n=28: 95; n=29: 97 after its PGD and PTE page,
-//   7 free. Its pte_chains first fill the 37th slab (37 * 113 - 4,096 = 85 free slots),
-//   then take 7 more pages (7 * 113 = 791 objects): 85 + 791 = 876 pages mapped; the
-//   877th page (index 876) finds no low page for a pte_chain slab: ENOMEM, zone Normal.
+// at 11/21, pte_chain slabs as above, the tree's page):
+//   n=2: 5+10=15; n=7: 25; n=8: 27+9=36; n=10: 40; n=11: 43; n=14: 49; n=15: 51+9=60;
+//   n=20: 70; n=21: 73; n=22: 75+9=84; n=28: 96; n=29: 98 after its PGD and PTE page,
+//   6 free. Its pte_chains first fill the 37th slab (37 * 113 - 4,096 = 85 free slots),
+//   then take 6 more pages (6 * 113 = 678 objects): 85 + 678 = 763 pages mapped; the
+//   764th page (index 763) finds no low page for a pte_chain slab: ENOMEM, zone Normal.
 // With HIGHPTE the PTE pages go to HighMem (32,768 - 1,024 segment pages free), so a
 // process costs 1 low page plus slabs:
-//   n=2: 2+10=12; n=8: 18+9=27; n=11: 31; n=15: 35+9=44; n=21: 51; n=22: 52+9=61;
-//   n=29: 68+9=77; n=31: 80; n=35: 84; n=36: 85+9=94; n=41: 100; n=42: 101;
-//   n=43 (the 7th chain-allocating process): 102 after its PGD, 2 free. The six before
+//   n=2: 3+10=13; n=8: 19+9=28; n=11: 32; n=15: 36+9=45; n=21: 52; n=22: 53+9=62;
+//   n=29: 69+9=78; n=31: 81; n=35: 85; n=36: 86+9=95; n=41: 101; n=42: 102;
+//   n=43 (the 7th chain-allocating process): 103 after its PGD, 1 free. The six before
 //   it left 6 * 1,024 = 6,144 objects in 55 slabs, whose last has 55 * 113 - 6,144 = 71
-//   free slots; then 2 more slab pages (226 objects): 71 + 226 = 297 pages mapped; page
-//   297 fails.
+//   free slots; then 1 more slab page (113 objects): 71 + 113 = 184 pages mapped; page
+//   184 fails.
 // So 42 processes fit with HIGHPTE against 28 without.
 struct lowmem_result {
   uint32_t failed_pid = 0;  // 0: every process ran
@@ -935,7 +942,7 @@ struct lowmem_result {
   uint64_t low_free_after_setup = 0, high_free_after_setup = 0;
 };
 
-constexpr uint64_t kFillerPages = 225686;
+constexpr uint64_t kFillerPages = 225447;
 constexpr uint64_t kSegmentPages = 1024;
 
 lowmem_result run_lowmem(const std::string& profile, const overrides& ov, uint32_t procs) {
@@ -988,7 +995,7 @@ TEST(RmapLowmem, PteChainsExhaustZoneNormalOn2526) {
   EXPECT_EQ(plain.low_free_after_setup, 104u);
   EXPECT_EQ(plain.high_free_after_setup, 32768u);
   EXPECT_EQ(plain.failed_pid, 29u);
-  EXPECT_EQ(plain.failed_page, 876u);
+  EXPECT_EQ(plain.failed_page, 763u);
   EXPECT_NE(plain.error.find("ENOMEM"), std::string::npos) << plain.error;
   EXPECT_NE(plain.error.find("pte_chain"), std::string::npos) << plain.error;
   EXPECT_NE(plain.error.find("zone Normal"), std::string::npos) << plain.error;
@@ -999,7 +1006,7 @@ TEST(RmapLowmem, PteChainsExhaustZoneNormalOn2526) {
   EXPECT_EQ(highpte.low_free_after_setup, 104u);
   EXPECT_EQ(highpte.high_free_after_setup, 32768u);
   EXPECT_EQ(highpte.failed_pid, 43u);
-  EXPECT_EQ(highpte.failed_page, 297u);
+  EXPECT_EQ(highpte.failed_page, 184u);
   EXPECT_NE(highpte.error.find("pte_chain"), std::string::npos) << highpte.error;
   EXPECT_NE(highpte.error.find("zone Normal"), std::string::npos) << highpte.error;
   // 32,768 - 1,024 segment pages - 43 PTE pages.

@@ -151,8 +151,8 @@ TEST(Report, TableShowsMeminfoPerSampleAndTheMaxima) {
   EXPECT_NE(t.find("/proc/meminfo (ReverseMaps: a count of pte -> page mappings):\n"), std::string::npos) << t;
   // Header: the lines of a 2.5 highmem kernel, in /proc/meminfo order.
   const std::string header =
-      "sample                MemTotal       MemFree     HighTotal      HighFree      LowTotal       LowFree          Slab"
-      "    PageTables   ReverseMaps       mem_map\n";
+      "sample                MemTotal       MemFree        Cached     HighTotal      HighFree      LowTotal       LowFree"
+      "          Slab    PageTables   ReverseMaps       mem_map\n";
   EXPECT_NE(t.find(header), std::string::npos) << t;
   // 4000 MiB = 4096000 kB; ReverseMaps printed as a count.
   EXPECT_NE(t.find("scan                4096000 kB    1024000 kB"), std::string::npos) << t;
@@ -314,12 +314,14 @@ TEST(SeedFigures, TableOfSeed000) {
   std::vector<std::string> metrics;
   for (const auto& f : seed_figures()) {
     if (f.seed != "000") continue;
-    EXPECT_EQ(f.scenario, "seeds/rmap-dss");
+    EXPECT_EQ(f.scenario, f.metric == "pte_chain_slab_bytes_max_readv" ? "seeds/rmap-dss-readv" : "seeds/rmap-dss");
     EXPECT_NE(f.extract, nullptr);
     metrics.emplace_back(f.metric);
   }
   EXPECT_EQ(metrics, (std::vector<std::string>{"ReverseMaps_max", "pte_chain_active_objs_max", "pte_chain_bytes_max",
-                                               "pte_chain_slabs_max", "pte_chain_slab_bytes_max"}));
+                                               "pte_chain_slabs_max", "pte_chain_slab_bytes_max",
+                                               "pte_chain_slab_bytes_max_readv"}));
+  EXPECT_EQ(figure("pte_chain_slab_bytes_max_readv").paper, 223.0 * 1024 * 1024);  // "about 223 MB"
   EXPECT_EQ(figure("ReverseMaps_max").paper, 22817885);
   EXPECT_EQ(figure("pte_chain_bytes_max").paper, 109152576);       // 3,411,018 x 32: "about 104 MB"
   EXPECT_EQ(figure("pte_chain_slab_bytes_max").paper, 123641856);  // 30,186 x 4096: "about 118 MB"

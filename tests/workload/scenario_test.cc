@@ -420,7 +420,8 @@ TEST(ScenarioErrors, UnknownNames) {
   EXPECT_EQ(where("[[group]]\nname = \"a b\"\n"),
             "2:8: 'name' in [[group]] must be a name of letters, digits and _-.:/+, not 'a b'");
   EXPECT_EQ(where("[[group]]\nname = \"g\"\n[[phase]]\naction = \"jump\"\n"),
-            "4:10: unknown action 'jump' (expected touch, fork, exit, munmap, mprotect or madvise)");
+            "4:10: unknown action 'jump' (expected touch, fork, exit, munmap, mprotect, madvise, read, readv, write, fsync "
+            "or msync)");
 }
 
 TEST(ScenarioErrors, Mappings) {
@@ -589,6 +590,84 @@ TEST(BuiltinScenarios, AllParseAndValidateOnesFitTheHost) {
     EXPECT_LT(bound, 8 * GiB) << b.name;
   }
   EXPECT_GE(validate, 18u);
+}
+
+}  // namespace
+}  // namespace vmlab
+
+// --- I/O phases (issue 9) ----------------------------------------------------------------
+
+namespace vmlab {
+namespace {
+
+const char* kIo = R"([[object]]
+name = "d"
+kind = "file"
+size = "1MiB"
+[[group]]
+name = "g"
+  [[group.map]]
+  name = "m"
+  object = "anon"
+  size = "512KiB"
+)";  // 10 lines: a phase starts on line 11
+
+TEST(ScenarioIo, ReadvPhaseBecomesCallsThatWrapTheBuffer) {
+  result<op_stream> r = parse_scenario(std::string(kIo) + "[[phase]]\naction = \"readv\"\nobject = \"d\"\nrequest = \"256KiB\"\n"
+                                                          "iovecs = 16\nmap = \"m\"\ndirect = true\n",
+                                       "t.toml");
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  std::vector<op> io;
+  for (const op& o : r->ops)
+    if (o.kind == op_kind::readv) io.push_back(o);
+  ASSERT_EQ(io.size(), 4u);  // 1 MiB in 256 KiB calls
+  for (size_t i = 0; i < io.size(); ++i) {
+    EXPECT_EQ(io[i].obj_off, i * 256 * KiB);
+    EXPECT_EQ(io[i].len, 256 * KiB);
+    EXPECT_EQ(io[i].off, (i % 2) * 256 * KiB);  // a 512 KiB buffer holds two calls
+    EXPECT_EQ(io[i].count, 16u);
+    EXPECT_TRUE(io[i].buffer);
+    EXPECT_TRUE(io[i].direct);
+  }
+}
+
+TEST(ScenarioIo, ReadWriteFsyncMsync) {
+  result<op_stream> r = parse_scenario(std::string(kIo) +
+                                           "[[phase]]\naction = \"write\"\nobject = \"d\"\nfile_offset = \"64KiB\"\nlength = \"64KiB\"\n"
+                                           "[[phase]]\naction = \"fsync\"\nobject = \"d\"\n"
+                                           "[[phase]]\naction = \"read\"\nobject = \"d\"\n"
+                                           "[[phase]]\naction = \"msync\"\nmap = \"m\"\n",
+                                       "t.toml");
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  std::vector<op_kind> kinds;
+  for (const op& o : r->ops)
+    if (o.kind != op_kind::phase && o.kind != op_kind::spawn && o.kind != op_kind::mmap) kinds.push_back(o.kind);
+  EXPECT_EQ(kinds, (std::vector<op_kind>{op_kind::write, op_kind::fsync, op_kind::read, op_kind::msync}));
+  for (const op& o : r->ops)
+    if (o.kind == op_kind::write) {
+      EXPECT_EQ(o.obj_off, 64 * KiB);
+      EXPECT_EQ(o.len, 64 * KiB);
+      EXPECT_FALSE(o.buffer);
+    } else if (o.kind == op_kind::read) {
+      EXPECT_EQ(o.len, 1 * MiB);  // to the end of the object, one call
+    }
+}
+
+TEST(ScenarioIo, ErrorsNameTheKey) {
+  const std::string h = std::string(kIo) + "[[phase]]\n";  // keys from line 12
+  EXPECT_EQ(where(h + "action = \"read\"\n"), "11:1: missing key 'object' in [[phase]]");
+  EXPECT_EQ(where(h + "action = \"read\"\nobject = \"x\"\n"), "13:10: unknown object 'x'");
+  EXPECT_EQ(where(h + "action = \"readv\"\nobject = \"d\"\nmap = \"m\"\n"), "11:1: missing key 'iovecs' in [[phase]]");
+  EXPECT_EQ(where(h + "action = \"readv\"\nobject = \"d\"\nmap = \"m\"\niovecs = 2000\n"),
+            "15:10: 'iovecs' in [[phase]] must be between 1 and 1024, not 2000");
+  EXPECT_EQ(where(h + "action = \"read\"\nobject = \"d\"\nrequest = \"384KiB\"\n"),
+            "14:11: length 1048576 is not a whole number of requests of 393216 bytes");
+  EXPECT_EQ(where(h + "action = \"read\"\nobject = \"d\"\nwrite = true\n"), "14:1: key 'write' does not apply to action 'read'");
+  EXPECT_EQ(where(h + "action = \"read\"\nobject = \"d\"\nfile_offset = \"512KiB\"\nlength = \"1MiB\"\n"),
+            "15:10: read: [524288, +1048576) is beyond the end of object 'd' (1048576 bytes)");
+  EXPECT_EQ(where(h + "action = \"readv\"\nobject = \"d\"\niovecs = 4\n"), "11:1: missing key 'map' in [[phase]]");
+  EXPECT_EQ(where(h + "action = \"read\"\nobject = \"d\"\noffset = \"4KiB\"\n"),
+            "14:10: 'offset' is the buffer's offset in 'map': give 'map' too");
 }
 
 }  // namespace

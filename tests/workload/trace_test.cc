@@ -33,6 +33,8 @@ void expect_same_op(const op& a, const op& b, size_t i) {
   EXPECT_EQ(a.count, b.count);
   EXPECT_EQ(a.seed, b.seed);
   EXPECT_EQ(a.theta, b.theta);  // exact: the writer prints the shortest round-trip form
+  EXPECT_EQ(a.buffer, b.buffer);
+  EXPECT_EQ(a.direct, b.direct);
   EXPECT_EQ(a.name, b.name);
 }
 
@@ -162,6 +164,69 @@ TEST(Trace, ChildrenInheritMappings) {
   EXPECT_EQ(s.ops.size(), 6u);
 }
 
+// The I/O ops (issue 9): read, readv, write, fsync, msync and the readahead advice, read
+// and written back to the same stream.
+const char* kIoTrace =
+    "machine profile=linux-6.18 memory=4294967296\n"
+    "object d file size=1048576\n"
+    "object p shm size=1048576\n"
+    "spawn 1\n"
+    "mmap 1 pool obj=p off=0 len=1048576 prot=rw shared\n";
+
+TEST(Trace, IoOpsRoundTrip) {
+  const std::string text = std::string(kIoTrace) +
+                           "read 1 d off=0 len=65536 buf=pool bufoff=8192\n"
+                           "read 1 d off=65536 len=4096\n"
+                           "readv 1 d off=0 len=65536 buf=pool bufoff=0 iovecs=4 stride=32768 direct\n"
+                           "write 1 d off=4096 len=8192 buf=pool bufoff=0\n"
+                           "fsync 1 d\n"
+                           "msync 1 pool off=0 len=4096\n"
+                           "madvise 1 pool off=0 len=4096 sequential\n"
+                           "madvise 1 pool off=0 len=4096 random\n";
+  const op_stream a = parse_ok(text);
+  ASSERT_EQ(a.ops.size(), 10u);
+  const op& r = a.ops[2];
+  EXPECT_EQ(r.kind, op_kind::read);
+  EXPECT_TRUE(r.buffer);
+  EXPECT_EQ(r.obj_off, 0u);
+  EXPECT_EQ(r.len, 65536u);
+  EXPECT_EQ(r.off, 8192u);
+  EXPECT_EQ(r.count, 1u);
+  EXPECT_FALSE(a.ops[3].buffer);
+  const op& v = a.ops[4];
+  EXPECT_EQ(v.kind, op_kind::readv);
+  EXPECT_EQ(v.count, 4u);
+  EXPECT_EQ(v.stride, 32768u);
+  EXPECT_TRUE(v.direct);
+  EXPECT_EQ(a.ops[5].kind, op_kind::write);
+  EXPECT_EQ(a.ops[6].kind, op_kind::fsync);
+  EXPECT_EQ(a.ops[6].object, 0);
+  EXPECT_EQ(a.ops[7].kind, op_kind::msync);
+  EXPECT_EQ(a.ops[8].adv, advice::sequential);
+  EXPECT_EQ(a.ops[9].adv, advice::random);
+  const std::string written = write_trace(a);
+  const op_stream b = parse_ok(written);
+  expect_same_stream(a, b);
+  EXPECT_EQ(write_trace(b), written);
+}
+
+TEST(TraceErrors, IoOps) {
+  const std::string h = kIoTrace;  // ops start on line 6
+  EXPECT_EQ(fail(h + "read 1 nosuch\n"), "6:8: no object 'nosuch' (declare it with an object line first)");
+  EXPECT_EQ(fail(h + "read 1 d off=1044480 len=8192\n"),
+            "6:26: read: [1044480, +8192) is beyond the end of object 'd' (1048576 bytes)");
+  EXPECT_EQ(fail(h + "readv 1 d len=8192 iovecs=2\n"),
+            "6:1: readv needs a buffer mapping (buf=MAP): its iovecs are pages of a mapping");
+  EXPECT_EQ(fail(h + "readv 1 d len=12288 buf=pool iovecs=2\n"),
+            "6:37: readv: 12288 bytes do not split into 2 iovecs of whole pages");
+  EXPECT_EQ(fail(h + "read 1 d bufoff=0\n"), "6:10: bufoff= needs buf=");
+  EXPECT_EQ(fail(h + "read 1 d len=8192 buf=pool bufoff=1044480\n"),
+            "6:35: read: the buffer [1044480, +8192) is beyond the end of its mapping (1048576 bytes)");
+  EXPECT_EQ(fail(h + "fsync 1 d extra\n"), "6:11: fsync takes a pid and an object name only");
+  EXPECT_EQ(fail(h + "madvise 1 pool sequential random\n"),
+            "6:16: madvise takes one advice: dontneed, hugepage, nohugepage, sequential or random");
+}
+
 TEST(Trace, RoundTripsAGeneratedScenario) {
   result<op_stream> g = parse_scenario(R"(
 seed = 99
@@ -286,7 +351,7 @@ TEST(Trace, FormatOp) {
 TEST(TraceErrors, WholeMessagesAndPositions) {
   EXPECT_EQ(fail("spawn 1\njump 1\n"),
             "2:1: unknown op 'jump' (expected machine, override, object, spawn, fork, exit, mmap, munmap, mprotect, "
-            "madvise, touch or phase)");
+            "madvise, touch, read, readv, write, fsync, msync or phase)");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len=4096 colour=red\n"), "2:19: unknown key 'colour' for mmap");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len=4096 len=8192\n"), "2:19: duplicate key 'len'");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len\n"), "2:10: 'len' needs a value (len=...)");

@@ -376,6 +376,14 @@ status driver::call(uint32_t pid, const command& c, reply& r) {
   return recv_reply(it->second, r);
 }
 
+status driver::call(uint32_t pid, const command& c, const void* payload, size_t payload_bytes, reply& r) {
+  auto it = workers_.find(pid);
+  if (it == workers_.end()) return status::io_error("no host process for pid " + std::to_string(pid));
+  r = reply{};
+  if (status s = send_cmd(it->second, c, payload, payload_bytes, -1); !s.ok()) return s;
+  return recv_reply(it->second, r);
+}
+
 status driver::touch_pages(uint32_t pid, uint64_t base, const std::vector<uint64_t>& pages, bool write, reply& r) {
   auto it = workers_.find(pid);
   if (it == workers_.end()) return status::io_error("no host process for pid " + std::to_string(pid));

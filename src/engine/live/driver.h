@@ -87,6 +87,8 @@ class driver {
   // One command, one reply.
   status call(uint32_t pid, const command& c, reply& r);
   status touch_pages(uint32_t pid, uint64_t base, const std::vector<uint64_t>& pages, bool write, reply& r);
+  // One command with a payload (at most kMaxMessage - sizeof(command) bytes), one reply.
+  status call(uint32_t pid, const command& c, const void* payload, size_t payload_bytes, reply& r);
 
   [[nodiscard]] const std::map<uint32_t, worker_info>& workers() const { return workers_; }
   [[nodiscard]] bool interrupted() const { return sig_.signal() != 0; }

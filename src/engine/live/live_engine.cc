@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -272,6 +273,23 @@ class live_run {
         r_.samples.push_back(std::move(smp));
         break;
       }
+      case op_kind::read:
+      case op_kind::readv:
+      case op_kind::write:
+        st = file_io_on_host(o, base, rep);
+        err = rep.err;
+        break;
+      case op_kind::fsync:
+        c.kind = cmd_kind::fsync;
+        c.fd = d_.object_fd(o.object);
+        st = d_.call(o.pid, c, rep);
+        err = rep.err;
+        break;
+      case op_kind::msync:
+        c.kind = cmd_kind::msync;
+        st = d_.call(o.pid, c, rep);
+        err = rep.err;
+        break;
       case op_kind::mmap: break;  // above
     }
     if (!st.ok()) return host_error(st);
@@ -305,6 +323,29 @@ class live_run {
       return d_.call(o.pid, c, rep);
     }
     return d_.touch_pages(o.pid, base, touch_page_list(o), o.write, rep);
+  }
+
+  // read/readv/write for real: pread/preadv/pwrite on the object's file into the mapping
+  // the model placed at `base` (or the worker's own buffer), O_DIRECT when the op says.
+  status file_io_on_host(const op& o, vaddr base, reply& rep) {
+    grown_ = true;
+    command c;
+    c.kind = cmd_kind::file_io;
+    c.fd = d_.object_fd(o.object);
+    c.off = o.obj_off;
+    c.len = o.len;
+    c.write = o.kind == op_kind::write;
+    c.prot = o.direct ? kFileIoDirect : 0;
+    if (!o.buffer) return d_.call(o.pid, c, rep);
+    if (o.kind != op_kind::readv) {
+      c.addr = base + o.off;
+      return d_.call(o.pid, c, rep);
+    }
+    const bytes iov = o.len / o.count, stride = o.stride ? o.stride : iov;
+    std::vector<iovec> v(o.count);
+    for (uint64_t i = 0; i < o.count; ++i) v[i] = {reinterpret_cast<void*>(base + o.off + i * stride), iov};
+    c.count = static_cast<uint32_t>(o.count);
+    return d_.call(o.pid, c, v.data(), v.size() * sizeof(iovec), rep);
   }
 
   status do_mmap(size_t i, const op& o) {
@@ -454,6 +495,7 @@ class live_run {
       out.procs.push_back(p);
     }
     out.nr_procs = out.procs.size();
+    cached_now(out);
     if (!pt->busy.empty() || !pt_base_.busy.empty()) {
       out.page_tables_busy = !pt->busy.empty() ? pt->busy : "at the run's start: " + pt_base_.busy;
       return {};
@@ -472,6 +514,23 @@ class live_run {
   }
 
   static bool is_process_op(op_kind k) { return k == op_kind::spawn || k == op_kind::fork || k == op_kind::exit; }
+
+  // The workload's page cache: cachestat(2) (6.5+) over each file and shm object, which
+  // counts the pages of that file only, whatever the rest of the host caches. Unknown on
+  // a kernel without it (ENOSYS). hugetlb objects are not in Cached.
+  void cached_now(sample& out) {
+    struct cachestat_range { uint64_t off, len; } range{0, 0};  // len 0: to the end
+    struct cachestat_t { uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted; } cs{};
+    constexpr long kSysCachestat = 451;  // x86-64 (include/uapi/asm-generic/unistd.h __NR_cachestat)
+    uint64_t pages = 0;
+    for (size_t i = 0; i < s_.objects.size(); ++i) {
+      if (s_.objects[i].kind == object_kind::hugetlb) continue;
+      if (::syscall(kSysCachestat, d_.object_fd(int32_t(i)), &range, &cs, 0u) != 0) return;
+      pages += cs.nr_cache;
+    }
+    out.cached_workload = pages * 4096;
+    out.cached_known = true;
+  }
 
   // Slab caches once they have settled: every CPU's cached objects flushed back to the node
   // lists (kmem_cache_shrink), read every ~10 ms until two readings agree (at most ~80 ms),

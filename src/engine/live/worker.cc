@@ -15,6 +15,8 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -149,6 +151,46 @@ outcome run_touch(const command& c, const unsigned char* payload) {
   return o;
 }
 
+// pread/pwrite (or preadv/pwritev of the payload's iovecs) for file_io, whole: a short
+// transfer is retried from where it stopped (single buffer), EIO for a vector. The buffer
+// 0 means the worker's own scratch (`scratch`, `scratch_bytes`), reused piece by piece.
+outcome run_file_io(const command& c, unsigned char* payload, size_t payload_bytes, size_t scratch_bytes) {
+  outcome o;
+  const int fd = c.fd;
+  int flags = 0;
+  if (c.prot & kFileIoDirect) {
+    flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_DIRECT) != 0) { o.err = errno; return o; }
+  }
+  const bool wr = c.write != 0;
+  if (c.count) {
+    if (payload_bytes < size_t{c.count} * sizeof(iovec)) {
+      o.err = EINVAL;
+    } else {
+      const iovec* iov = reinterpret_cast<const iovec*>(payload);
+      const ssize_t n = wr ? ::pwritev(fd, iov, static_cast<int>(c.count), static_cast<off_t>(c.off))
+                           : ::preadv(fd, iov, static_cast<int>(c.count), static_cast<off_t>(c.off));
+      if (n < 0) o.err = errno;
+      else if (static_cast<uint64_t>(n) != c.len) o.err = EIO;
+      else o.value = n;
+    }
+  } else {
+    uint64_t done = 0;
+    while (done < c.len) {
+      unsigned char* p = c.addr ? reinterpret_cast<unsigned char*>(c.addr) + done : payload;
+      const size_t want = c.addr ? c.len - done : (c.len - done < scratch_bytes ? c.len - done : scratch_bytes);
+      const ssize_t n = wr ? ::pwrite(fd, p, want, static_cast<off_t>(c.off + done)) : ::pread(fd, p, want, static_cast<off_t>(c.off + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) { o.err = errno; break; }
+      if (n == 0) { o.err = EIO; break; }  // end of file: the model's object is larger
+      done += static_cast<uint64_t>(n);
+    }
+    o.value = static_cast<int64_t>(done);
+  }
+  if (c.prot & kFileIoDirect) ::fcntl(fd, F_SETFL, flags);
+  return o;
+}
+
 __attribute__((noinline)) outcome handle(const command& c, const unsigned char* payload, size_t payload_bytes) {
   outcome o;
   void* addr = reinterpret_cast<void*>(c.addr);
@@ -186,6 +228,16 @@ __attribute__((noinline)) outcome handle(const command& c, const unsigned char* 
       if (payload_bytes < size_t{c.count} * sizeof(uint64_t) || c.count > kPagesPerMessage) { o.err = EINVAL; break; }
       o = run_touch(c, payload);
       break;
+    case cmd_kind::file_io:
+      // The payload area is the worker's buffer past the command: writable scratch.
+      o = run_file_io(c, const_cast<unsigned char*>(payload), payload_bytes, kBufBytes - sizeof(command) - 4096);
+      break;
+    case cmd_kind::fsync:
+      if (::fsync(c.fd) != 0) o.err = errno;
+      break;
+    case cmd_kind::msync:
+      if (::msync(addr, c.len, MS_SYNC) != 0) o.err = errno;
+      break;
     case cmd_kind::ping:
       break;
     default:
@@ -214,6 +266,30 @@ void warm_up(worker_state& w) {
   handle(c, nullptr, 0);
   c.kind = cmd_kind::touch_pages;
   handle(c, w.buf, 0);
+  // file_io with fd -1 (EBADF) down each of its calls, so that every libc function it
+  // uses is bound (lazy PLT binding runs ld.so and faults its pages) before the baseline:
+  // pread, pwrite, preadv, pwritev (one iovec in the payload), fcntl (O_DIRECT).
+  c.kind = cmd_kind::file_io;
+  c.fd = -1;
+  c.len = 1;
+  c.prot = 0;
+  for (uint32_t wr = 0; wr < 2; ++wr) {
+    c.write = wr;
+    c.count = 0;
+    handle(c, w.buf + sizeof(command), 0);
+    c.count = 1;
+    handle(c, w.buf + sizeof(command), sizeof(iovec));
+  }
+  c.count = 0;
+  c.write = 0;
+  c.prot = kFileIoDirect;
+  handle(c, w.buf + sizeof(command), 0);
+  c.prot = 0;
+  c.len = 0;
+  c.kind = cmd_kind::fsync;
+  handle(c, nullptr, 0);
+  c.kind = cmd_kind::msync;
+  handle(c, nullptr, 0);
   // The SIGBUS path once (signal frame, handler, siglongjmp): its code may sit in text
   // whose page tables nothing else has needed yet.
   if (!sigsetjmp(g_touch_jmp, 1)) {

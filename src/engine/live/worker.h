@@ -34,7 +34,14 @@ enum class cmd_kind : uint32_t {
   fork,           // the child's control socket rides along as SCM_RIGHTS
   exit,           // _exit(0) without a reply
   ping,           // reply only
+  // fd, off (file offset), len, write (0 read, 1 write), prot bit 0 = O_DIRECT; addr: the
+  // buffer (0: the worker's own, in pieces), or count iovecs in the payload (preadv).
+  file_io,
+  fsync,          // fd
+  msync,          // addr, len: msync(MS_SYNC)
 };
+// file_io's prot bit: the call is made with O_DIRECT set on the file (fcntl F_SETFL).
+inline constexpr uint32_t kFileIoDirect = 1;
 
 // mmap: madvise() the new mapping gets right away (0: none).
 enum class cmd_advice : uint32_t { none = 0, hugepage, nohugepage };

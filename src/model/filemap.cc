@@ -1,0 +1,337 @@
+#include "model/filemap.h"
+
+#include <algorithm>
+
+#include "model/kernel.h"
+
+namespace vmlab {
+namespace {
+
+constexpr uint32_t kShift = 6;  // RADIX_TREE_MAP_SHIFT / XA_CHUNK_SHIFT; one bitmap word per level-1 node
+
+uint64_t pack(slab_object o) { return ((uint64_t{o.slab} << 32) | o.index) + 1; }
+slab_object unpack(uint64_t v) { return {uint32_t((v - 1) >> 32), uint32_t(v - 1)}; }
+
+bool indexed(const kernel& k, const mem_object& o) {
+  return o.kind != object_kind::hugetlb && k.km.cache(kmem_kind::radix_tree_node) != nullptr;
+}
+
+// Whether word w lies in a shmem THP folio (its pages are one entry of a level-2 node).
+bool in_folio(const kernel& k, const mem_object& o, uint64_t w) {
+  return mem_object::test_bit(o.huge_folio, w * 64 / k.geo.entries);
+}
+
+void ensure_levels(page_cache_tree& t, uint8_t h) {
+  while (t.node.size() < h) {
+    t.node.emplace_back();
+    t.used.emplace_back();
+    t.nr.push_back(0);
+    if (t.acct) {
+      t.node.back().account_to(t.acct);
+      t.used.back().account_to(t.acct);
+    }
+  }
+}
+
+// The radix_tree_preload() of one insertion: up to `n` node objects, all or none.
+bool preload(kernel& k, std::vector<slab_object>& pool, uint64_t n) {
+  while (pool.size() < n) {
+    auto o = kmem_alloc(k, kmem_kind::radix_tree_node);
+    if (!o) return false;
+    pool.push_back(*o);
+  }
+  return true;
+}
+
+void node_new(page_cache_tree& t, std::vector<slab_object>& pool, uint32_t l, uint64_t g) {
+  t.node[l - 1].at(g) = pack(pool.back());
+  pool.pop_back();
+  ++t.nr[l - 1];
+}
+
+void node_free(kernel& k, page_cache_tree& t, uint32_t l, uint64_t g) {
+  uint64_t& v = t.node[l - 1].at(g);
+  kmem_free(k, kmem_kind::radix_tree_node, unpack(v));
+  v = 0;
+  --t.nr[l - 1];
+}
+
+bool node_exists(const page_cache_tree& t, uint32_t l, uint64_t g) {
+  return l <= t.node.size() && t.node[l - 1].get(g) != 0;
+}
+
+// Slot of word w becomes used (w was empty): the level-1 node when `leaf`, then each
+// level's count, building the nodes a first entry needs.
+void link_word(page_cache_tree& t, std::vector<slab_object>& pool, uint64_t w, bool leaf) {
+  if (t.height == 0) return;
+  if (leaf) node_new(t, pool, 1, w);
+  for (uint32_t l = 2; l <= t.height; ++l) {
+    const uint64_t g = w >> (kShift * (l - 1));
+    if (t.used[l - 1].at(g)++ != 0) return;  // the node was there: nothing above changes
+    node_new(t, pool, l, g);
+  }
+}
+
+// Word w became empty: its level-1 node goes, and every node left with no used slot.
+void unlink_word(kernel& k, page_cache_tree& t, uint64_t w) {
+  if (t.height == 0) return;
+  if (node_exists(t, 1, w)) node_free(k, t, 1, w);
+  for (uint32_t l = 2; l <= t.height; ++l) {
+    const uint64_t g = w >> (kShift * (l - 1));
+    if (--t.used[l - 1].at(g) != 0) return;
+    node_free(k, t, l, g);
+  }
+}
+
+// Nodes link_word(w, leaf) will create: the level-1 node, then each level up to the first
+// node that exists.
+uint64_t path_need(const page_cache_tree& t, uint64_t w, bool leaf) {
+  if (t.height == 0) return 0;
+  uint64_t n = leaf ? 1 : 0;
+  for (uint32_t l = 2; l <= t.height; ++l) {
+    if (l - 1 < t.used.size() && t.used[l - 1].get(w >> (kShift * (l - 1))) != 0) break;
+    ++n;
+  }
+  return n;
+}
+
+// radix_tree_extend / xas_expand: the tree grows to height h (> t.height). The old
+// contents sit under slot 0 of every new level.
+void extend(mem_object& o, std::vector<slab_object>& pool, uint8_t h) {
+  page_cache_tree& t = o.tree;
+  const uint8_t old = t.height;
+  ensure_levels(t, h);
+  t.height = h;
+  if (old == 0) {
+    // An empty tree, or the single entry at index 0 that lived in the root.
+    if (o.resident.test(0)) link_word(t, pool, 0, true);
+    return;
+  }
+  for (uint32_t l = old + 1u; l <= h; ++l) {
+    node_new(t, pool, l, 0);
+    t.used[l - 1].at(0) = 1;
+  }
+}
+
+// xas_shrink: while the root uses only slot 0 and that slot holds a node (or, at the
+// bottom, the entry of index 0), the root goes.
+void shrink(kernel& k, mem_object& o) {
+  page_cache_tree& t = o.tree;
+  while (t.height > 0) {
+    const uint32_t h = t.height;
+    if (!node_exists(t, h, 0)) {  // the last entry went: the tree is empty
+      t.height = 0;
+      return;
+    }
+    if (h == 1) {
+      if (o.resident.word(0) != 1) return;
+      node_free(k, t, 1, 0);
+      t.height = 0;
+      return;
+    }
+    if (t.used[h - 1].get(0) != 1 || !node_exists(t, h - 1, 0)) return;
+    node_free(k, t, h, 0);
+    t.used[h - 1].at(0) = 0;
+    t.height = uint8_t(h - 1);
+  }
+}
+
+void note_cached(kernel& k, uint64_t n) {
+  k.fm.nr_cached += n;
+  k.fm.max_cached = std::max(k.fm.max_cached, k.fm.nr_cached);
+}
+
+// The index part of adding `bits` to word w (frames already had): the extension and the
+// path, each preloaded with exactly the nodes it builds. false (the index as before) when
+// a node could not be had.
+bool index_word(kernel& k, mem_object& o, uint64_t w, uint64_t bits, bool leaf) {
+  page_cache_tree& t = o.tree;
+  const bool was_empty = o.resident.word(w) == 0;
+  const uint8_t h = page_cache_height(w * 64 + 63 - uint64_t(__builtin_clzll(bits)));
+  std::vector<slab_object> pool;
+  auto give_back = [&] {
+    for (slab_object x : pool) kmem_free(k, kmem_kind::radix_tree_node, x);
+    pool.clear();
+  };
+  if (h > t.height) {
+    const uint64_t need = t.height == 0 ? (o.resident.test(0) ? h : 0) : uint64_t(h - t.height);
+    if (!preload(k, pool, need)) {
+      give_back();
+      return false;
+    }
+    extend(o, pool, h);
+  }
+  if (was_empty) {
+    if (!preload(k, pool, path_need(t, w, leaf))) {
+      give_back();
+      shrink(k, o);  // the extension had nothing to hold: undone
+      return false;
+    }
+    link_word(t, pool, w, leaf);
+  }
+  o.resident.word_ref(w) |= bits;
+  return true;
+}
+
+}  // namespace
+
+uint8_t page_cache_height(uint64_t max) {
+  uint8_t h = 0;
+  for (; max; max >>= kShift) ++h;
+  return h;
+}
+
+uint64_t page_hash_table_bytes(uint64_t mempages, uint64_t page_size, uint64_t ptr_bytes) {
+  uint64_t order = 0;
+  while ((page_size << order) < mempages * ptr_bytes) ++order;
+  return page_size << order;
+}
+
+bool add_to_page_cache_word(kernel& k, int32_t obj, uint64_t w, uint64_t bits) {
+  if (!bits) return true;
+  mem_object& o = k.objects[size_t(obj)];
+  const uint64_t n = uint64_t(popcount64(bits));
+  if (!k.pm.alloc(page_use::cache, gfp_zone::highuser, n)) return false;
+  if (!indexed(k, o)) {
+    o.resident.word_ref(w) |= bits;
+  } else if (!index_word(k, o, w, bits, !in_folio(k, o, w))) {
+    k.pm.free(page_use::cache, n);
+    return false;
+  }
+  o.nr_resident += n;
+  if (o.kind != object_kind::hugetlb) note_cached(k, n);
+  return true;
+}
+
+bool add_to_page_cache_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
+  const uint64_t end = pg + n;
+  for (uint64_t p = pg; p < end;) {
+    const uint64_t w = p / 64, lo = p % 64, hi = std::min<uint64_t>(64, end - w * 64);
+    const uint64_t bits = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
+    if (!add_to_page_cache_word(k, obj, w, bits)) {
+      // Undo what this call added: it leaves nothing changed.
+      for (uint64_t q = pg; q < p; ++q) remove_from_page_cache(k, obj, q);
+      return false;
+    }
+    p = w * 64 + hi;
+  }
+  return true;
+}
+
+bool add_huge_folio(kernel& k, int32_t obj, uint64_t first, uint64_t n) {
+  mem_object& o = k.objects[size_t(obj)];
+  for (uint64_t w = first / 64; w < (first + n) / 64; ++w) {
+    if (!indexed(k, o)) {
+      o.resident.word_ref(w) = ~uint64_t{0};
+    } else if (!index_word(k, o, w, ~uint64_t{0}, false)) {
+      for (uint64_t x = first / 64; x < w; ++x) {  // undone: nothing changed
+        o.resident.word_ref(x) = 0;
+        unlink_word(k, o.tree, x);
+      }
+      shrink(k, o);
+      return false;
+    }
+  }
+  o.nr_resident += n;
+  note_cached(k, n);
+  return true;
+}
+
+void remove_from_page_cache(kernel& k, int32_t obj, uint64_t pg) {
+  mem_object& o = k.objects[size_t(obj)];
+  const uint64_t w = pg / 64;
+  o.resident.put(pg, false);
+  --o.nr_resident;
+  k.pm.free(page_use::cache, 1);
+  if (o.kind != object_kind::hugetlb) --k.fm.nr_cached;
+  if (!indexed(k, o)) return;
+  if (o.resident.word(w) == 0) unlink_word(k, o.tree, w);
+  shrink(k, o);
+}
+
+void filemap_dirty_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
+  mem_object& o = k.objects[size_t(obj)];
+  if (o.kind != object_kind::file) return;
+  for (uint64_t p = pg; p < pg + n; ++p)
+    if (!o.dirty.test(p)) {
+      o.dirty.set(p);
+      ++o.nr_dirty;
+      ++k.fm.nr_dirty;
+    }
+  k.fm.max_dirty = std::max(k.fm.max_dirty, k.fm.nr_dirty);
+}
+
+uint64_t filemap_write_and_wait(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
+  mem_object& o = k.objects[size_t(obj)];
+  if (!o.nr_dirty) return 0;
+  // __filemap_fdatawrite_range: each dirty page is cleared for I/O and set under
+  // writeback; filemap_fdatawait_range: the writeback ends (no clock: at once).
+  uint64_t done = 0;
+  const uint64_t end = std::min(pg + n, o.nr_pages);
+  for (uint64_t w = pg / 64; w * 64 < end; ++w) {
+    uint64_t bits = o.dirty.word(w);
+    if (!bits) continue;
+    if (w * 64 < pg) bits &= ~uint64_t{0} << (pg - w * 64);
+    if (end - w * 64 < 64) bits &= (uint64_t{1} << (end - w * 64)) - 1;
+    if (!bits) continue;
+    o.dirty.word_ref(w) &= ~bits;
+    o.writeback.word_ref(w) |= bits;
+    const uint64_t c = uint64_t(popcount64(bits));
+    o.nr_dirty -= c;
+    k.fm.nr_dirty -= c;
+    o.nr_writeback += c;
+    k.fm.nr_writeback += c;
+    done += c;
+  }
+  for (uint64_t w = pg / 64; w * 64 < end; ++w) {
+    const uint64_t bits = o.writeback.word(w);
+    if (!bits) continue;
+    o.writeback.word_ref(w) = 0;
+    const uint64_t c = uint64_t(popcount64(bits));
+    o.nr_writeback -= c;
+    k.fm.nr_writeback -= c;
+  }
+  k.fm.written += done;
+  return done;
+}
+
+namespace {
+
+// Adds the uncached pages of [pg, pg + n).
+bool fill_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
+  mem_object& o = k.objects[size_t(obj)];
+  const uint64_t end = pg + n;
+  for (uint64_t p = pg; p < end;) {
+    const uint64_t w = p / 64, lo = p % 64, hi = std::min<uint64_t>(64, end - w * 64);
+    const uint64_t span = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
+    if (!add_to_page_cache_word(k, obj, w, span & ~o.resident.word(w))) return false;
+    p = w * 64 + hi;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool filemap_read(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
+  mem_object& o = k.objects[size_t(obj)];
+  // page_cache_sync_ra(): a read at the start of the file or right after the previous
+  // one is sequential and gets the readahead window past it; any other is read as asked.
+  const bool sequential = pg == 0 || pg == o.ra_next;
+  const uint64_t ra = sequential ? k.geo.pages(k.prof.page_cache.ra_max) : 0;
+  const uint64_t end = std::min(o.nr_pages, pg + n + ra);
+  const uint64_t before = o.nr_resident;
+  if (!fill_range(k, obj, pg, std::min(n, o.nr_pages - pg))) return false;
+  const uint64_t asked = o.nr_resident - before;
+  if (end > pg + n && !fill_range(k, obj, pg + n, end - pg - n)) return false;
+  k.fm.ra_pages += o.nr_resident - before - asked;
+  o.ra_next = pg + n;
+  return true;
+}
+
+bool filemap_write(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
+  if (!fill_range(k, obj, pg, n)) return false;
+  filemap_dirty_range(k, obj, pg, n);
+  return true;
+}
+
+}  // namespace vmlab
