@@ -21,10 +21,13 @@ ptshare_key key_for(const kernel& k, const vm_area_struct& vma, int idx, vaddr a
 }
 
 // Whether the profile shares nodes of level index idx under vma and vma covers the whole
-// span of the one that maps addr. mshare shares PMD pages ("at PUD level").
+// span of the one that maps addr. mshare shares the host's PUD table, which each process
+// links from its P4D entry (the PGD entry on 4-level x86-64, where the P4D is folded):
+// mm/mshare.c find_shared_vma, `set_p4d(guest_p4d, *p4d)` after
+// `ptdesc_pud_pts_inc(virt_to_ptdesc(pud))` (v3 and the 2025 versions after it).
 bool level_shared(const kernel& k, const vm_area_struct& vma, int idx, vaddr addr) {
   const level l = k.prof.paging.at(idx).lvl;
-  if (is_mshare_vma(k, vma) ? l != level::pmd : !k.prof.ptshare.shares(l)) return false;
+  if (is_mshare_vma(k, vma) ? l != level::pud : !k.prof.ptshare.shares(l)) return false;
   const uint64_t span = node_span(k, idx);
   const vaddr base = addr & ~(span - 1);
   return vma.vm_start <= base && base + span <= vma.vm_end && base + span > base;
@@ -238,9 +241,13 @@ bool ptshare_span_complete(const kernel& k, const mm_struct& mm, const vm_area_s
       d = static_cast<const pt_dir*>(s);
       continue;
     }
-    // A shared directory: complete when every PTE page below is full. Only the level
-    // just above the PTE pages is checked here (PTSHARE_PMD); higher ones go table by table.
-    if (idx != last - 1) return false;
+    // A shared directory above the PMD pages (mshare's PUD table): go down to the PMD
+    // page that maps base, which is shared with it.
+    if (idx != last - 1) {
+      d = static_cast<const pt_dir*>(s);
+      continue;
+    }
+    // A shared PMD page: complete when every PTE page below is full.
     const uint64_t span = node_span(k, idx);
     if ((base & (span - 1)) || base + span > end) return false;
     if (write && !vma.shared) return false;

@@ -49,13 +49,17 @@
 // mshare (Anthony Yznaga's v3, "[PATCH v3 00/22] Add support for shared PTEs across
 // processes", 2025-08-20; linux-vm-internals.md 5.4). An msharefs region ([[object]]
 // mshare = true: shared anonymous memory or a file; hugetlb inside one is not modelled) has its page tables in a host mm: every process
-// that maps it points its PUD entries at the host's PMD pages ("share page tables at PUD
-// level"), at whatever PUD-aligned address it maps the region (v2+). The partner key is
-// the region and the offset, not the address. The host's pages are charged to no
-// process: PageTables counts them once, VmPTE of a process shows its own tables only.
-// The region is a whole multiple of PUD_SIZE, mapped whole and MAP_SHARED on a PUD_SIZE
-// boundary (op_rules.cc checks this at load); mprotect changes it for every process;
-// a munmap/mprotect/madvise that would split its VMA is EINVAL, as the patches'
+// that maps it points its P4D entry (the PGD entry on 4-level x86-64, where the P4D is
+// folded) at the host's PUD table ("share page tables at PUD level": mm/mshare.c
+// find_shared_vma links it with `set_p4d(guest_p4d, *p4d)` and takes a reference with
+// ptdesc_pud_pts_inc), at whatever P4D_SIZE-aligned address it maps the region. The
+// partner key is the region and the offset, not the address. The host's tables (PUD,
+// PMD and PTE pages) are charged to no process: PageTables counts each once, VmPTE of a
+// process shows its own tables only, none of them the region's. The region is a whole
+// multiple of P4D_SIZE (mshare_align), mapped whole and MAP_SHARED on a P4D_SIZE boundary
+// (op_rules.cc checks this at load); a whole-region mprotect is the region's protection
+// changed in the host mm, seen by every process; a partial one, and a munmap/madvise
+// that would split its VMA, is EINVAL, as the patches'
 // may_split op makes it; MADV_DONTNEED of it unlinks this process's shared pages whose
 // entries the range touches and frees nothing (their unmap_page_range op), later
 // faults link them again;
@@ -72,11 +76,21 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "model/arch.h"
 #include "model/mm_types.h"
 
 namespace vmlab {
 
 struct kernel;
+
+// P4D_SIZE: what one entry of the level above the PUD tables maps (the P4D entry; the PGD
+// entry where the P4D is folded: 512 GiB on x86-64 4- and 5-level), or 0 when the format
+// has no PUD level. mshare's alignment and size unit (mm/mshare.c: `mshare_align =
+// P4D_SIZE`, checked by msharefs_set_size and mshare_get_unmapped_area).
+inline uint64_t mshare_align(const paging_format& f) {
+  const int pud = f.index_of(level::pud);
+  return pud < 0 ? 0 : f.at(pud).table_span();
+}
 
 struct ptshare_key {
   int32_t object = -1;

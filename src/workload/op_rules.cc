@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "model/ptshare.h"
+
 namespace vmlab {
 namespace {
 
@@ -31,12 +33,13 @@ std::string huge_size_text(bytes b) {
   return b >= GiB ? fmt::format("{} GiB", b / GiB) : b >= MiB ? fmt::format("{} MiB", b / MiB) : fmt::format("{} KiB", b / KiB);
 }
 
-// What one PMD page maps: an mshare region's alignment and size unit (mshare_info; v1+
-// "Share page tables at PUD level"), or 0 when the format has no PUD level.
-bytes mshare_unit(const kernel_profile& p) {
-  const int pud = p.paging.index_of(level::pud);
-  return pud < 0 ? 0 : p.paging.at(pud).span();
-}
+// An mshare region's alignment and size unit, P4D_SIZE (mshare_align, ptshare.h), or 0
+// when the format has no PUD level. mm/mshare.c (2025): msharefs_set_size (ftruncate,
+// fallocate) refuses a size that is not a multiple (`size & (mshare_align - 1)`: -EINVAL,
+// no rounding); msharefs_get_unmapped_area refuses MAP_PRIVATE, a length other than the
+// size and a MAP_FIXED address not IS_ALIGNED to it, and otherwise aligns the hint or the
+// search (vm_unmapped_area with align_mask = mshare_align - 1).
+bytes mshare_unit(const kernel_profile& p) { return mshare_align(p.paging); }
 
 std::optional<rule_error> check_object(const kernel_profile& p, const object_decl& d) {
   if (d.mshare) {
@@ -51,8 +54,8 @@ std::optional<rule_error> check_object(const kernel_profile& p, const object_dec
     const bytes unit = mshare_unit(p);
     if (!unit) return rule_error{"mshare", fmt::format("object '{}': {} paging has no PUD level to share at", d.name, p.paging.name)};
     if (d.size % unit)
-      return rule_error{"size", fmt::format("object '{}': an mshare region's size must be a multiple of {} (mshare_info, "
-                                            "PUD_SIZE), not {} bytes",
+      return rule_error{"size", fmt::format("object '{}': an mshare region's size must be a multiple of {} (mshare_align, "
+                                            "P4D_SIZE: msharefs_set_size), not {} bytes",
                                             d.name, huge_size_text(unit), d.size)};
   }
   if (d.kind != object_kind::hugetlb) {
@@ -88,7 +91,7 @@ std::optional<rule_error> check_mmap(const kernel_profile& p, const std::vector<
                                     "the msharefs file",
                                     obj->name, obj->size)};
     if (o.fixed && o.addr % unit)
-      return rule_error{"addr", fmt::format("mshare region '{}' must be mapped on a {} boundary, not at {:#x}", obj->name,
+      return rule_error{"addr", fmt::format("mshare region '{}' must be mapped on a {} (P4D_SIZE) boundary, not at {:#x}", obj->name,
                                             huge_size_text(unit), o.addr)};
     if (!o.fixed && o.align && unit % o.align && o.align % unit)
       return rule_error{"align", fmt::format("mshare region '{}' is mapped on a {} boundary; align {} contradicts it",
