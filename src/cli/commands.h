@@ -31,6 +31,7 @@ action add_whatif(CLI::App& app);
 action add_plot(CLI::App& app);
 action add_report(CLI::App& app);
 action add_sweep(CLI::App& app);
+action add_tiobench(CLI::App& app);
 
 // Prints "vmlab: error: ..." (with file:line:col and a caret when known); returns the
 // exit status the status calls for.

@@ -111,6 +111,7 @@ const command kCommands[] = {
     {"whatif", "Replay processes running now (or a scenario) under other designs: huge pages, PMD sharing, ...", add_whatif},
     {"plot", "Draw a run's page tables (per sample or per level) or designs side by side, as PNG or SVG (gnuplot)", add_plot},
     {"report", "Write one self-contained HTML file: the scenario, the tables, the charts and the notes", add_report},
+    {"tiobench", "Run tiobench (tiotest's sequential and random write and read tests, with read/write or mmap I/O) on this host and print tiobench.pl's table", add_tiobench},
     {"trace", "Write a scenario's op stream as a trace file", add_trace},
     {"profiles", "List the kernel profiles and what each counts", add_profiles},
     {"scenarios", "List the built-in scenarios, with their descriptions", add_scenarios},

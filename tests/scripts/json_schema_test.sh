@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every command's JSON output against its schema in docs/vmlab-json.schema.json (issue 13,
 # item 2): run (sim and live), compare, seeds, validate (live), estimate, inspect, whatif,
-# sweep. Validated with Debian's python3-jsonschema (scripts/install-deps.sh installs it).
+# sweep, tiobench. Validated with Debian's python3-jsonschema (scripts/install-deps.sh installs it).
 #   usage: json_schema_test.sh VMLAB_BINARY SCHEMA
 set -euo pipefail
 VMLAB=${1:?usage: json_schema_test.sh VMLAB SCHEMA}
@@ -34,6 +34,8 @@ check seeds seeds 001 --json
 check estimate estimate --processes 4 --shared 1GiB --json
 check sweep sweep validate/anon-64m --set kernel.profile=linux-6.18,linux-2.6.15 --format json -q
 check compare whatif validate/anon-64m --json
+check tiobench tiobench --size 8 --threads 2 --random 200 --json
+check tiobench tiobench --size 8 --threads 2 --random 200 --mmap --format json
 if [ "$(id -u)" -eq 0 ]; then
   check run run validate/anon-64m --engine live --json
   check validate validate validate/anon-64m --json

@@ -1,0 +1,119 @@
+// vmlab tiobench [--size MB] [--block B] [--threads N] [--random N] [--mmap] [--direct]
+//                [--drop-caches] [--dir DIR] [--engine live|sim] [--json] [-o FILE]
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "engine/live/tiobench_runner.h"
+#include "report/tiobench_report.h"
+
+namespace vmlab::cli {
+namespace {
+
+// tiobench.pl's default --size: twice MemTotal, so that the reads cannot come from the
+// page cache. 0 when /proc/meminfo cannot be read.
+uint64_t twice_memtotal_mb() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  uint64_t kb = 0;
+  while (f >> key) {
+    if (key == "MemTotal:") {
+      f >> kb;
+      return 2 * kb / 1024;
+    }
+    f.ignore(1 << 10, '\n');
+  }
+  return 0;
+}
+
+// Whether -o FILE can be written, tried before the run rather than after it: opened for
+// writing without truncating it (an existing file keeps its contents until the run
+// has succeeded), and removed again if this made it.
+status check_output_writable(const std::string& file) {
+  struct stat st {};
+  const bool existed = ::stat(file.c_str(), &st) == 0;
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int e = errno;
+    return status::invalid_argument("-o " + file + ": cannot write it (" + std::strerror(e) +
+                                    "); nothing was run");
+  }
+  ::close(fd);
+  if (!existed) ::unlink(file.c_str());
+  return {};
+}
+
+struct opts {
+  tiobench_spec spec;
+  std::string engine = "live", dir, format = "table", file;
+  bool json = false, size_given = false;
+};
+
+int run_tiobench(opts& o) {
+  if (o.engine == "sim")
+    return report_error(status::invalid_argument(
+        "the sim engine's tiobench needs the page cache (issue 9, in progress); use --engine live for now"));
+  if (!o.size_given) o.spec.size_mb = twice_memtotal_mb();
+  if (status v = validate_tiobench(o.spec); !v.ok()) return report_error(v);
+  if (o.spec.drop_caches && ::geteuid() != 0)
+    return report_error(status::invalid_argument(
+        "--drop-caches writes 3 to /proc/sys/vm/drop_caches before each test, which needs root: run as root or leave "
+        "it out"));
+  if (!o.file.empty())
+    if (status w = check_output_writable(o.file); !w.ok()) return report_error(w);
+  auto r = live::run_tiobench_live(o.spec, {o.dir});
+  if (!r.ok()) return report_error(r.error());
+  output_options out;
+  out.file = o.file;
+  out.json = o.json || o.format == "json";
+  const std::string text = out.json ? tiobench_json(r.value()).dump(2) + "\n" : format_tiobench_table(r.value());
+  return write_output(out, text);
+}
+
+}  // namespace
+
+action add_tiobench(CLI::App& app) {
+  auto o = std::make_shared<opts>();
+  app.footer(
+      "tiotest's four tests in its order (sequential write, random write, sequential read, random read), one file per "
+      "thread, Rate and CPU% as tiotest and tiobench.pl compute them (CPU% = process user+sys time over the test's "
+      "wall time: it exceeds 100% with several busy threads). Sizes as tiobench.pl takes them: --size and --random "
+      "are totals, split evenly over the threads; MB = 2^20 bytes.\n"
+      "Example: vmlab tiobench --size 1024 --block 4096 --threads 2 --mmap\n"
+      "Exit status: 0; 2 for bad input (a missing or read-only --dir, too little free space, --drop-caches without "
+      "root); 3 when the host fails the run (a full disk, an I/O error, SIGBUS); 128 + N when stopped by signal N. The "
+      "files and the temporary directory are removed on every path.");
+  CLI::Option* size = app.add_option("--size", o->spec.size_mb,
+                                     "Total file size in MB (2^20 bytes), split over the threads as tiobench.pl does "
+                                     "(default, as tiobench.pl: twice MemTotal)");
+  app.add_option("--block", o->spec.block_bytes, "Block size in bytes (default 4096)");
+  app.add_option("--threads", o->spec.threads, "Threads, each with its own file (default 1)");
+  app.add_option("--random", o->spec.random_ops,
+                 "Random ops in total, split over the threads (default 4000, as tiobench.pl)");
+  app.add_flag("--mmap", o->spec.mmap, "mmap I/O as tiotest -M: memcpy to and from a MAP_SHARED mapping");
+  app.add_flag("--direct", o->spec.direct, "O_DIRECT (tiotest -X); not with --mmap");
+  app.add_flag("--drop-caches", o->spec.drop_caches,
+               "Write 3 to /proc/sys/vm/drop_caches before each test (tiotest -F; root only)");
+  app.add_option("--dir", o->dir, "Directory for the files (default: a new directory under $TMPDIR or /var/tmp, removed "
+                                  "afterwards)");
+  app.add_option("--seed", o->spec.seed, "Seed of the random tests' block choice (default 1)");
+  app.add_option("--engine", o->engine, "live (this host; the default) or sim")->check(CLI::IsMember({"sim", "live"}));
+  CLI::Option* fmt = app.add_option("--format", o->format, "table (default) or json")
+                         ->check(CLI::IsMember({"table", "json"}));
+  app.add_flag("--json", o->json, "The same as --format json")->excludes(fmt);
+  app.add_option("-o,--output", o->file, "Write the output to this file (default: standard output)");
+  return [o, size]() -> int {
+    o->size_given = size->count() > 0;
+    return run_tiobench(*o);
+  };
+}
+
+}  // namespace vmlab::cli

@@ -1,0 +1,155 @@
+// `vmlab tiobench` through the binary: bad options (exit 2 and the message), a live run's
+// table and JSON, the temporary directory removed after a normal end and after SIGINT.
+#include <gtest/gtest.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/cli/run_vmlab.h"
+
+namespace vmlab {
+namespace {
+
+using cli_testing::cli_result;
+using cli_testing::run_vmlab;
+
+// A TMPDIR of the test's own, so it can see that vmlab's directory is gone afterwards.
+class TiobenchCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string t = "/var/tmp/vmlab-tiobench-test.XXXXXX";
+    ASSERT_NE(::mkdtemp(t.data()), nullptr);
+    tmp_ = t;
+    old_ = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "";
+    ::setenv("TMPDIR", tmp_.c_str(), 1);
+  }
+  void TearDown() override {
+    if (old_.empty())
+      ::unsetenv("TMPDIR");
+    else
+      ::setenv("TMPDIR", old_.c_str(), 1);
+    ::rmdir(tmp_.c_str());
+  }
+  std::vector<std::string> left_in_tmp() const {
+    std::vector<std::string> names;
+    if (DIR* d = ::opendir(tmp_.c_str())) {
+      while (dirent* e = ::readdir(d))
+        if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") names.emplace_back(e->d_name);
+      ::closedir(d);
+    }
+    return names;
+  }
+  std::string tmp_, old_;
+};
+
+void expect_usage_error(const std::vector<std::string>& args, const std::string& message) {
+  std::vector<std::string> all = {"tiobench"};
+  all.insert(all.end(), args.begin(), args.end());
+  const cli_result r = run_vmlab(all);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST_F(TiobenchCli, BadOptionsExit2WithTheReason) {
+  expect_usage_error({"--size", "8", "--threads", "0"}, "--threads must be between 1 and 1024");
+  expect_usage_error({"--size", "8", "--block", "1000"}, "--block must be a positive multiple of 512");
+  expect_usage_error({"--size", "8", "--mmap", "--direct"}, "--direct and --mmap together");
+  expect_usage_error({"--size", "8", "--engine", "sim"}, "the sim engine's tiobench needs the page cache (issue 9, in progress)");
+  expect_usage_error({"--size", "8", "--dir", "/nonexistent/vmlab"}, "--dir /nonexistent/vmlab: ENOENT");
+  expect_usage_error({"--size", "8", "--dir", "/proc"}, "--dir /proc");
+  expect_usage_error({"--size", "8", "--engine", "both"}, "--engine");
+  expect_usage_error({"--size", "lots"}, "--size");
+  expect_usage_error({"--size", "1", "--threads", "300"}, "less than one 4096-byte block per thread");
+  if (::geteuid() != 0) expect_usage_error({"--size", "8", "--drop-caches"}, "needs root");
+  // -o that cannot be written fails before the benchmark runs, not after it.
+  expect_usage_error({"--size", "8", "-o", "/nonexistent/vmlab/out.json"},
+                     "-o /nonexistent/vmlab/out.json: cannot write it (No such file or directory); nothing was run");
+  expect_usage_error({"--size", "8", "-o", tmp_}, "-o " + tmp_ + ": cannot write it (Is a directory)");
+  EXPECT_TRUE(left_in_tmp().empty());
+}
+
+TEST_F(TiobenchCli, LiveRunPrintsTiobenchsTableAndRemovesItsDirectory) {
+  const cli_result r = run_vmlab({"tiobench", "--size", "16", "--threads", "2", "--random", "400"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* s : {"Unit information", "Sequential Reads", "Random Reads", "Sequential Writes", "Random Writes",
+                        "Identifier                    Size   Size  Thr      Rate     (CPU%)  Latency    Latency"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  // The row: identifier, File Size 16, Blk Size 4096, Num Thr 2, then Rate and CPU%.
+  EXPECT_NE(r.out.find("     16   4096   2  "), std::string::npos) << r.out;
+  EXPECT_TRUE(left_in_tmp().empty());
+}
+
+TEST_F(TiobenchCli, JsonHasTheFourTestsInTiotestsOrder) {
+  for (const std::string mode : {"", "--mmap", "--direct"}) {
+    SCOPED_TRACE(mode);
+    const bool mmap = mode == "--mmap";
+    std::vector<std::string> args = {"tiobench", "--size", "8", "--threads", "2", "--random", "300", "--json"};
+    if (!mode.empty()) args.push_back(mode);
+    const cli_result r = run_vmlab(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j.at("schema_version"), 1);
+    EXPECT_EQ(j.at("spec").at("mmap"), mmap);
+    EXPECT_EQ(j.at("spec").at("direct"), mode == "--direct");
+    const auto& t = j.at("tests");
+    ASSERT_EQ(t.size(), 4u);
+    const char* order[] = {"write", "random_write", "read", "random_read"};
+    for (size_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(t[i].at("test"), order[i]);
+      EXPECT_GT(t[i].at("rate_mib_per_s").get<double>(), 0);
+      EXPECT_GE(t[i].at("cpu_percent").get<double>(), 0);
+    }
+    // Blocks done: the files' blocks (4 MiB each = 1024), or random ops per thread x threads.
+    EXPECT_EQ(t[0].at("blocks"), 2 * 1024);
+    EXPECT_EQ(t[3].at("blocks"), 2 * 150);
+    EXPECT_EQ(t[3].at("ops"), 2 * 150);
+  }
+  EXPECT_TRUE(left_in_tmp().empty());
+}
+
+TEST_F(TiobenchCli, FilesInADirectoryYouNameAreGoneAfterwardsAndTheDirectoryStays) {
+  const cli_result r = run_vmlab({"tiobench", "--size", "8", "--threads", "2", "--random", "100", "--mmap", "--dir", tmp_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("files in " + tmp_), std::string::npos) << r.out;
+  EXPECT_TRUE(left_in_tmp().empty());
+  EXPECT_EQ(::access(tmp_.c_str(), F_OK), 0);
+}
+
+// An I/O error in a test (here EFBIG: a file-size limit below the files' size, SIGXFSZ
+// ignored, as a full disk's ENOSPC would come back from the same calls) ends the run with
+// the test and the call named, exit 3, and nothing left behind.
+TEST_F(TiobenchCli, AnIoErrorEndsTheRunWithTheTestAndTheCallNamed) {
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  rlimit small = old;
+  small.rlim_cur = 1 << 20;  // 1 MiB; each thread's file is 4 MiB
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  auto* const old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  const cli_result r = run_vmlab({"tiobench", "--size", "8", "--threads", "2", "--random", "100"});
+  ::signal(SIGXFSZ, old_handler);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old), 0);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("vmlab: error: Sequential Writes: ftruncate of thread"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("EFBIG"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_TRUE(left_in_tmp().empty());
+}
+
+TEST_F(TiobenchCli, SigintStopsTheRunAndRemovesEverything) {
+  // 2 GiB with O_DIRECT-free writes takes seconds; the signal comes after 300 ms.
+  const cli_result r = run_vmlab({"tiobench", "--size", "2048", "--threads", "2"}, std::chrono::seconds(120), SIGINT,
+                                 std::chrono::milliseconds(300));
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
+  EXPECT_TRUE(left_in_tmp().empty());
+}
+
+}  // namespace
+}  // namespace vmlab
