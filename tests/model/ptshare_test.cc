@@ -349,10 +349,10 @@ TEST(Mshare, ForkSharesTheRegion) {
 
 // A hugetlb mshare region (v3 20/22: msharefs_create_mapping with MAP_HUGETLB sets up an
 // anonymous hugetlb file the host mm maps). `pool` 2 MiB pages at boot.
-std::unique_ptr<sim_kernel> hugetlb_region(bytes region, bytes page_size, uint64_t pool) {
+std::unique_ptr<sim_kernel> hugetlb_region(bytes region, bytes page_size, uint64_t pool, bytes memory = 16 * GiB) {
   machine_decl m;
   m.profile = "linux-6.18-mshare";
-  m.memory = 16 * GiB;
+  m.memory = memory;
   m.hugepages = {{page_size, pool}};
   return make(m, {{"sga", object_kind::hugetlb, region, page_size, true}});
 }
@@ -427,6 +427,36 @@ TEST(Mshare, HugetlbRegionLeavesAreInTheHostsPmdPages) {
     EXPECT_EQ(u.mi.hugepages_free, pool - leaves);
   }
   EXPECT_EQ(testing::levels(k->snapshot("end")), "2,0,0,0,0") << "processes 1 and 3 unmapped the region and live on";
+}
+
+// mshare's case with hugetlb inside: N clients x a 512 GiB region touched over its first
+// 300 GiB with 2 MiB pages, on a 512 GiB machine. The host's tables, derived from the
+// format: one PMD page per PMD table span touched and the one PUD table; no PTE page and
+// nothing per process but its PGD. The first client faults every page, the others none.
+TEST(Mshare, HugetlbSgaNeedsOnlyTheHostsPmdPages) {
+  const auto prof = find_profile("linux-6.18-mshare");
+  ASSERT_TRUE(prof.ok());
+  const paging_format& f = prof.value().paging;
+  const bytes kRegion = mshare_unit(), kHuge = 2 * MiB, kTouched = 300 * GiB;
+  const uint64_t pmd_pages = kTouched / f.at(f.index_of(level::pmd)).table_span(), leaves = kTouched / kHuge;
+  ASSERT_EQ(pmd_pages, 300u);
+  constexpr uint32_t kClients = 8;
+  auto k = hugetlb_region(kRegion, kHuge, leaves, 512 * GiB);
+  ASSERT_TRUE(k);
+  for (uint32_t pid = 1; pid <= kClients; ++pid) {
+    ASSERT_TRUE(k->spawn(pid).ok());
+    op m = at(pid, kBase + pid * 2 * kRegion, kRegion);
+    m.noreserve = true;
+    ASSERT_TRUE(k->mmap(m).ok());
+    ASSERT_TRUE(k->touch(pid, 0, 0, kTouched, kPage, false).ok());
+  }
+  ASSERT_EQ(k->check_invariants(), "");
+  const sample s = k->snapshot("x");
+  EXPECT_EQ(testing::levels(s), fmt::format("{},0,1,{},0", kClients, pmd_pages));
+  EXPECT_EQ(s.page_tables, kClients * 8 * KiB + (1 + pmd_pages) * kPage);
+  EXPECT_EQ(k->faults(), leaves);
+  EXPECT_EQ(s.mi.hugepages_free, 0u);
+  for (uint32_t pid = 1; pid <= kClients; ++pid) EXPECT_EQ(proc(s, pid).vmpte, 0u) << pid;
 }
 
 // 1 GiB pages: the leaves are in the host's PUD table itself, the page every process
