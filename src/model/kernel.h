@@ -227,7 +227,7 @@ void for_each_pte_table(const kernel& k, const mm_struct& mm, const vm_area_stru
 }
 
 template <class F>
-void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f) {
+void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f, bool into_shared) {
   const paging_format& pf = k.prof.paging;
   // Depth-first over the directories under [start, end): one level at a time.
   struct frame {
@@ -248,8 +248,10 @@ void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f) {
     for (uint32_t i = i1 + 1; i-- > i0;) {  // pushed backwards: visited in address order
       if (!fr.d->slot[i]) continue;
       const vaddr b = fr.base + vaddr{i} * span;
-      // Neither a uniform node nor a shared page-table subtree (pgtable.h 5, 6) has leaves.
-      if (fr.d->is_leaf(i) || is_uniform(fr.d->slot[i]) || is_shared_pt(k, fr.idx + 1, fr.d->slot[i])) continue;
+      // A uniform node has no leaves (pgtable.h 5); a shared subtree only an mshare
+      // region's hugetlb ones (6).
+      if (fr.d->is_leaf(i) || is_uniform(fr.d->slot[i])) continue;
+      if (!into_shared && is_shared_pt(k, fr.idx + 1, fr.d->slot[i])) continue;
       if (fr.idx + 1 < pf.nr_levels - 1) stack.push_back({static_cast<pt_dir*>(fr.d->slot[i]), fr.idx + 1, b});
     }
     // A leaf larger than its entry sits in the entry of its aligned address (arch.h 5),

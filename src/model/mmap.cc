@@ -459,7 +459,7 @@ status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t pro
       for (auto& [pid, other] : k.mms)
         for (auto& [os, ov] : other->vmas)
           if (ov.object == v.object && &ov != &v) ov.prot = prot;
-      if ((v.prot & prot_write) && !(prot & prot_write)) mshare_wrprotect(k, v.object);
+      if ((v.prot & prot_write) && !(prot & prot_write)) mshare_change_protection(k, v.object, false);
     }
     if (v.is_hugetlb())
       hugetlb_change_protection(k, mm, v, v.vm_start, v.vm_end, prot & prot_write);

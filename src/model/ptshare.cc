@@ -53,6 +53,10 @@ void release_below(kernel& k, int idx, void* node, vaddr base, int32_t object, i
   for (uint32_t i = 0; i < d->entries && d->nr_used; ++i) {
     void* c = d->slot[i];
     if (!c) continue;
+    if (d->is_leaf(i)) {  // an mshare region's hugetlb page: it stays in its file
+      k.store.clear_leaf(d, i);
+      continue;
+    }
     const int64_t pg = first_pg + int64_t((vaddr{i} * span) >> k.geo.shift);
     release_below(k, idx + 1, c, base + vaddr{i} * span, object, pg);
     d->slot[i] = nullptr;
@@ -172,17 +176,23 @@ void ptshare_unshare_range(kernel& k, mm_struct& mm, vaddr start, vaddr end, boo
   walk(walk, mm.pgd, 0, 0);
 }
 
-void mshare_wrprotect(kernel& k, int32_t object) {
+void mshare_change_protection(kernel& k, int32_t object, bool writable) {
   const int last = k.prof.paging.nr_levels - 1;
   auto clear = [&](auto& self, void* n, int idx) -> void {
     if (idx == last) {
+      // A PTE's write bit is set again by the write fault that needs it (write-notify).
       auto* t = static_cast<pte_table*>(n);
-      if (t->writable) std::fill(t->writable, t->writable + t->nwords, uint64_t{0});
+      if (t->writable && !writable) std::fill(t->writable, t->writable + t->nwords, uint64_t{0});
       return;
     }
     auto* d = static_cast<pt_dir*>(n);
-    for (uint32_t i = 0; i < d->entries && d->nr_used; ++i)
-      if (d->slot[i]) self(self, d->slot[i], idx + 1);
+    for (uint32_t i = 0; i < d->entries && d->nr_used; ++i) {
+      if (!d->slot[i]) continue;
+      // A hugetlb leaf follows the protection both ways, as hugetlb_change_protection
+      // sets it for a shared mapping.
+      if (d->is_leaf(i)) k.store.set_leaf_writable(d, i, writable);
+      else self(self, d->slot[i], idx + 1);
+    }
   };
   for (const auto& [node, key] : k.pts.key_of)
     if (key.host && key.object == object) clear(clear, const_cast<void*>(node), key.idx);
@@ -203,10 +213,11 @@ ptshare_rss_part ptshare_rss(const kernel& k, const mm_struct& mm, std::unordere
   const int last = f.nr_levels - 1;
   auto present = [&](auto& self, const void* n, int idx) -> uint64_t {
     if (idx == last) return static_cast<const pte_table*>(n)->nr_present;
+    // hugetlb leaves (an mshare region's) are in no RSS on the kernels that have mshare.
     const auto* d = static_cast<const pt_dir*>(n);
     uint64_t sum = 0;
     for (uint32_t i = 0; i < d->entries && d->nr_used; ++i)
-      if (d->slot[i]) sum += self(self, d->slot[i], idx + 1);
+      if (d->slot[i] && !d->is_leaf(i)) sum += self(self, d->slot[i], idx + 1);
     return sum;
   };
   auto walk = [&](auto& self, const pt_dir* d, int idx) -> void {

@@ -46,11 +46,6 @@ std::optional<rule_error> check_object(const kernel_profile& p, const object_dec
     if (!p.ptshare.mshare)
       return rule_error{"mshare", fmt::format("object '{}': {} has no mshare (msharefs regions are in linux-6.18-mshare)",
                                               d.name, p.name)};
-    if (d.kind == object_kind::hugetlb)
-      return rule_error{"mshare", fmt::format("object '{}': hugetlb memory inside an mshare region is not modelled "
-                                              "(shm and file regions are): its huge PMD entries would be leaves in the "
-                                              "region's shared tables, which vmlab's shared subtrees never hold "
-                                              "(docs/decisions.md, issue 10)", d.name)};
     const bytes unit = mshare_unit(p);
     if (!unit) return rule_error{"mshare", fmt::format("object '{}': {} paging has no PUD level to share at", d.name, p.paging.name)};
     if (d.size % unit)
@@ -58,6 +53,10 @@ std::optional<rule_error> check_object(const kernel_profile& p, const object_dec
                                             "P4D_SIZE: msharefs_set_size), not {} bytes",
                                             d.name, huge_size_text(unit), d.size)};
   }
+  // A hugetlb region (mshare v3 20/22, "support mapping files and anon hugetlb in an mshare
+  // region"): msharefs_create_mapping rounds the mapping up to whole huge pages (ALIGN(size,
+  // huge_page_size)) and refuses one that then passes the region's end (-EINVAL), so the
+  // whole-pages rule below is the patch's; P4D_SIZE is a multiple of every x86-64 size.
   if (d.kind != object_kind::hugetlb) {
     if (d.page_size) return rule_error{"page_size", "page_size applies to hugetlb objects only"};
     return std::nullopt;

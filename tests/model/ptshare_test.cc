@@ -11,6 +11,8 @@
 #include <random>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "model/profile.h"
 #include "model/ptshare.h"
 #include "model_util.h"
@@ -345,13 +347,154 @@ TEST(Mshare, ForkSharesTheRegion) {
   EXPECT_EQ(k->faults(), faults);
 }
 
+// A hugetlb mshare region (v3 20/22: msharefs_create_mapping with MAP_HUGETLB sets up an
+// anonymous hugetlb file the host mm maps). `pool` 2 MiB pages at boot.
+std::unique_ptr<sim_kernel> hugetlb_region(bytes region, bytes page_size, uint64_t pool, bytes memory = 16 * GiB) {
+  machine_decl m;
+  m.profile = "linux-6.18-mshare";
+  m.memory = memory;
+  m.hugepages = {{page_size, pool}};
+  return make(m, {{"sga", object_kind::hugetlb, region, page_size, true}});
+}
+
+// Processes map a hugetlb region at different addresses: the 2 MiB leaves are in the
+// host's PMD pages, under the host's PUD table that every PGD entry links. The first
+// fault of a page fills the host's table; later processes find it there (no fault, no
+// table). PageTables counts the PUD page and one PMD page per GiB touched, once; no
+// process's VmPTE or HugetlbPages counts any of it (the host mm's hugetlb_count_add).
+// The pool accounts as for any shared hugetlb mapping: one page per page faulted.
+TEST(Mshare, HugetlbRegionLeavesAreInTheHostsPmdPages) {
+  const bytes kRegion = mshare_unit();
+  constexpr bytes kHuge = 2 * MiB;
+  constexpr bytes kTouched = 3 * GiB;
+  const uint64_t pmds = kTouched / GiB, leaves = kTouched / kHuge, pool = 2048;
+  auto k = hugetlb_region(kRegion, kHuge, pool);
+  ASSERT_TRUE(k);
+  // A reserving mapping must reserve the whole region (hugetlb_reserve_pages in the host's
+  // __do_mmap): the pool is short; MAP_NORESERVE takes pages at fault.
+  ASSERT_TRUE(k->spawn(1).ok());
+  EXPECT_EQ(k->mmap(at(1, kBase, kRegion)).error().message(),
+            fmt::format("ENOMEM: the hugetlb pool of 2 MiB pages is short: this mapping must reserve {} more, the pool "
+                        "has {} free of which 0 are reserved (HugePages_Total {}, nr_overcommit_hugepages 0, "
+                        "HugePages_Surp 0)",
+                        kRegion / kHuge, pool, pool));
+  constexpr uint32_t kProcs = 4;
+  for (uint32_t pid = 1; pid <= kProcs; ++pid) {
+    if (pid > 1) {
+      ASSERT_TRUE(k->spawn(pid).ok());
+    }
+    op m = at(pid, kBase + pid * 2 * kRegion, kRegion);
+    m.noreserve = true;
+    ASSERT_TRUE(k->mmap(m).ok());
+    const uint64_t faults = k->faults();
+    ASSERT_TRUE(k->touch(pid, 0, 0, kTouched, kPage, pid % 2 == 0).ok());
+    EXPECT_EQ(k->faults() - faults, pid == 1 ? leaves : 0u) << "only the first process faults the region's pages";
+    ASSERT_EQ(k->check_invariants(), "");
+  }
+  const sample s = k->snapshot("x");
+  EXPECT_EQ(testing::levels(s), fmt::format("{},0,1,{},0", kProcs, pmds)) << "PGDs, the host's PUD and PMD pages";
+  EXPECT_EQ(s.page_tables, kProcs * 8 * KiB + (1 + pmds) * kPage);
+  EXPECT_EQ(s.mi.hugepages_total, pool);
+  EXPECT_EQ(s.mi.hugepages_free, pool - leaves);
+  EXPECT_EQ(s.mi.hugepages_rsvd, 0u);
+  for (uint32_t pid = 1; pid <= kProcs; ++pid) {
+    EXPECT_EQ(proc(s, pid).vmpte, 0u) << pid;
+    EXPECT_EQ(proc(s, pid).hugetlb, 0u) << "the host mm's HugetlbPages, not the process's";
+  }
+  // Every process maps the same pages at its own address.
+  uint64_t mapped = 0;
+  for (const pte_mapping& m : k->mappings()) {
+    EXPECT_EQ(m.size, kHuge);
+    EXPECT_EQ(m.pgoff, (m.addr - kBase - m.pid * 2 * kRegion) / kPage);
+    ++mapped;
+  }
+  EXPECT_EQ(mapped, kProcs * leaves);
+  // A whole-region mprotect changes the host's leaves, for every process.
+  ASSERT_TRUE(k->mprotect(3, 0, 0, kRegion, prot_read).ok());
+  for (const pte_mapping& m : k->mappings()) EXPECT_FALSE(m.writable) << m.pid;
+  ASSERT_TRUE(k->mprotect(3, 0, 0, kRegion, prot_read | prot_write).ok());
+  for (const pte_mapping& m : k->mappings()) EXPECT_TRUE(m.writable) << m.pid;
+  ASSERT_EQ(k->check_invariants(), "");
+  // munmap unlinks this process's PGD entry only; the last unmap frees the host's tables,
+  // and the pages stay in the region's hugetlb file.
+  for (uint32_t pid = 1; pid <= kProcs; ++pid) {
+    ASSERT_TRUE(pid % 2 ? k->munmap(pid, 0, 0, kRegion).ok() : k->exit(pid).ok());
+    ASSERT_EQ(k->check_invariants(), "");
+    const sample u = k->snapshot("x");
+    if (pid < kProcs) {
+      EXPECT_EQ(pages(u, level::pmd), pmds) << "the region's tables stay while a process maps it";
+    }
+    EXPECT_EQ(u.mi.hugepages_free, pool - leaves);
+  }
+  EXPECT_EQ(testing::levels(k->snapshot("end")), "2,0,0,0,0") << "processes 1 and 3 unmapped the region and live on";
+}
+
+// mshare's case with hugetlb inside: N clients x a 512 GiB region touched over its first
+// 300 GiB with 2 MiB pages, on a 512 GiB machine. The host's tables, derived from the
+// format: one PMD page per PMD table span touched and the one PUD table; no PTE page and
+// nothing per process but its PGD. The first client faults every page, the others none.
+TEST(Mshare, HugetlbSgaNeedsOnlyTheHostsPmdPages) {
+  const auto prof = find_profile("linux-6.18-mshare");
+  ASSERT_TRUE(prof.ok());
+  const paging_format& f = prof.value().paging;
+  const bytes kRegion = mshare_unit(), kHuge = 2 * MiB, kTouched = 300 * GiB;
+  const uint64_t pmd_pages = kTouched / f.at(f.index_of(level::pmd)).table_span(), leaves = kTouched / kHuge;
+  ASSERT_EQ(pmd_pages, 300u);
+  constexpr uint32_t kClients = 8;
+  auto k = hugetlb_region(kRegion, kHuge, leaves, 512 * GiB);
+  ASSERT_TRUE(k);
+  for (uint32_t pid = 1; pid <= kClients; ++pid) {
+    ASSERT_TRUE(k->spawn(pid).ok());
+    op m = at(pid, kBase + pid * 2 * kRegion, kRegion);
+    m.noreserve = true;
+    ASSERT_TRUE(k->mmap(m).ok());
+    ASSERT_TRUE(k->touch(pid, 0, 0, kTouched, kPage, false).ok());
+  }
+  ASSERT_EQ(k->check_invariants(), "");
+  const sample s = k->snapshot("x");
+  EXPECT_EQ(testing::levels(s), fmt::format("{},0,1,{},0", kClients, pmd_pages));
+  EXPECT_EQ(s.page_tables, kClients * 8 * KiB + (1 + pmd_pages) * kPage);
+  EXPECT_EQ(k->faults(), leaves);
+  EXPECT_EQ(s.mi.hugepages_free, 0u);
+  for (uint32_t pid = 1; pid <= kClients; ++pid) EXPECT_EQ(proc(s, pid).vmpte, 0u) << pid;
+}
+
+// 1 GiB pages: the leaves are in the host's PUD table itself, the page every process
+// links; no PMD page at all, and a process that links the table later finds every leaf.
+TEST(Mshare, HugetlbRegionOf1GiBPagesLeavesInTheSharedPudTable) {
+  const bytes kRegion = mshare_unit();
+  constexpr uint64_t kTouched = 4;  // GiB pages
+  auto k = hugetlb_region(kRegion, GiB, 8);
+  ASSERT_TRUE(k);
+  for (uint32_t pid = 1; pid <= 3; ++pid) {
+    ASSERT_TRUE(k->spawn(pid).ok());
+    op m = at(pid, kBase + pid * 2 * kRegion, kRegion);
+    m.noreserve = true;
+    ASSERT_TRUE(k->mmap(m).ok());
+    const uint64_t faults = k->faults();
+    ASSERT_TRUE(k->touch(pid, 0, 0, kTouched * GiB, kPage, true).ok());
+    EXPECT_EQ(k->faults() - faults, pid == 1 ? kTouched : 0u);
+    ASSERT_EQ(k->check_invariants(), "");
+  }
+  const sample s = k->snapshot("x");
+  EXPECT_EQ(testing::levels(s), "3,0,1,0,0");
+  EXPECT_EQ(s.page_tables, 3 * 8 * KiB + kPage);
+  EXPECT_EQ(proc(s, 2).vmpte, 0u);
+  uint64_t leaves = 0;
+  for (const pte_mapping& m : k->mappings()) leaves += m.size == GiB;
+  EXPECT_EQ(leaves, 3 * kTouched);
+  for (uint32_t pid = 1; pid <= 3; ++pid) ASSERT_TRUE(k->exit(pid).ok());
+  ASSERT_EQ(k->check_invariants(), "");
+  EXPECT_EQ(testing::levels(k->snapshot("end")), "0,0,0,0,0");
+}
+
 // Differential: one design (`sharing` with `ov`) and its unshared kernel (`plain`) run
 // the same random ops. After every op the sharing kernel recounts itself from scratch
 // (refcounts, per-mm VmPTE, RSS, the partner map), and every page a process maps in both
 // kernels is the same page. With `mshare`, map 0 is an mshare region, changed whole or
 // not at all.
 void differential(const char* sharing, const std::vector<std::pair<std::string, std::string>>& ov, const char* plain,
-                  bytes seg, bool mshare) {
+                  bytes seg, bool mshare, object_kind region_kind = object_kind::shm) {
   // An mshare region is a whole P4D_SIZE (512 GiB): random ops go to its first `window`
   // bytes (the file, map 1, is that big), touched whole never, unmapped whole sometimes.
   const bytes region = mshare ? mshare_unit() : seg;
@@ -369,9 +512,21 @@ void differential(const char* sharing, const std::vector<std::pair<std::string, 
 #endif
   for (uint32_t seed = 1; seed <= kSeeds; ++seed) {
     SCOPED_TRACE(std::string(sharing) + " seed " + std::to_string(seed) + (ov.empty() ? "" : " " + ov[0].first + "=" + ov[0].second));
-    const std::vector<object_decl> objs = {{"seg", object_kind::shm, region, 0, mshare}, {"file", object_kind::file, seg, 0}};
-    auto a = make(sharing, ov, 16 * GiB, objs);
-    auto b = make(plain, {}, 16 * GiB, objs);
+    // A hugetlb segment (2 MiB pages) is mapped MAP_NORESERVE (a 512 GiB region could not
+    // be reserved) from a pool that holds every page of the window.
+    const bool huge = region_kind == object_kind::hugetlb;
+    const bytes hpage = huge ? 2 * MiB : kPage;
+    const std::vector<object_decl> objs = {{"seg", region_kind, region, 0, mshare}, {"file", object_kind::file, seg, 0}};
+    auto build = [&](const char* profile, const std::vector<std::pair<std::string, std::string>>& o) {
+      machine_decl m;
+      m.profile = profile;
+      m.overrides = o;
+      m.memory = 16 * GiB;
+      if (huge) m.hugepages = {{hpage, seg / hpage}};
+      return make(m, objs);
+    };
+    auto a = build(sharing, ov);
+    auto b = build(plain, {});
     std::mt19937_64 rng(seed);
     auto rnd = [&](uint64_t n) { return n ? rng() % n : 0; };
     std::map<uint32_t, bool> live;
@@ -385,6 +540,7 @@ void differential(const char* sharing, const std::vector<std::pair<std::string, 
         // Two shapes: the shm segment at one address (read-write, shared), and the file
         // read-only and private; every process maps both, so partners abound.
         op m1 = at(pid, kBase, region, 0, true);
+        m1.noreserve = huge;
         op m2 = at(pid, kBase + region + 4 * GiB, seg, 1, false, prot_read);
         m2.map = 1;
         d << "spawn " << pid;
@@ -402,6 +558,10 @@ void differential(const char* sharing, const std::vector<std::pair<std::string, 
         const uint32_t map = uint32_t(rnd(2));
         bytes off = rnd(seg / kPage) * kPage, len = (1 + rnd(1024)) * kPage;
         if (rnd(8) == 0) { off = 0; len = seg; }
+        if (huge && map == 0) {  // whole huge pages (MADV_DONTNEED of part of one is EINVAL)
+          off &= ~(hpage - 1);
+          len = round_up(len, hpage);
+        }
         len = std::min(len, seg - off);
         const bool in_region = mshare && map == 0;
         // A region is unmapped whole; its mprotect reaches every process (Mshare tests
@@ -467,6 +627,12 @@ TEST(Ptshare, DifferentialAgainstTheUnsharedKernel) {
 }
 
 TEST(Mshare, DifferentialAgainstTheUnsharedKernel) { differential("linux-6.18-mshare", {}, "linux-6.18", 1 * GiB, true); }
+
+// The same with a hugetlb region against 6.18's shared hugetlb mapping (with its PMD
+// sharing): the region's leaves are the host's, every process maps the same pages.
+TEST(Mshare, HugetlbDifferentialAgainstTheUnsharedKernel) {
+  differential("linux-6.18-mshare", {}, "linux-6.18", 1 * GiB, true, object_kind::hugetlb);
+}
 
 }  // namespace
 }  // namespace vmlab

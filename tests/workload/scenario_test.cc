@@ -383,10 +383,25 @@ TEST(ScenarioErrors, MshareRegions) {
             fmt::format("5:8: object 'sga': an mshare region's size must be a multiple of {} (mshare_align, P4D_SIZE: "
                         "msharefs_set_size), not {} bytes",
                         huge_size_text(unit), unit + unit / 2));
+  // hugetlb inside a region (v3 20/22): the region's rules first, then hugetlb's.
   EXPECT_EQ(where(head + "[[object]]\nname = \"h\"\nkind = \"hugetlb\"\nsize = \"1GiB\"\nmshare = true\n"),
-            "7:10: object 'h': hugetlb memory inside an mshare region is not modelled (shm and file regions are): its huge "
-            "PMD entries would be leaves in the region's shared tables, which vmlab's shared subtrees never hold "
-            "(docs/decisions.md, issue 10)");
+            fmt::format("6:8: object 'h': an mshare region's size must be a multiple of {} (mshare_align, P4D_SIZE: "
+                        "msharefs_set_size), not {} bytes",
+                        huge_size_text(unit), GiB));
+  const std::string huge = fmt::format("[[object]]\nname = \"sga\"\nkind = \"hugetlb\"\nsize = {}\nmshare = true\n", unit);
+  EXPECT_EQ(where(head + huge + "page_size = \"4MiB\"\n"),
+            "8:13: hugetlb object 'sga': linux-6.18-mshare has no hugetlb pages of 4194304 bytes (it has 2 MiB, 1 GiB)");
+  // Accepted, with 2 MiB and 1 GiB pages: mapped whole, shared, MAP_NORESERVE (the pool
+  // need not hold the whole region).
+  const std::string huge_grp = "[[group]]\nname = \"c\"\ncount = 2\n  [[group.map]]\n  name = \"m\"\n  object = \"sga\"\n"
+                               "  shared = true\n  noreserve = true\n[[phase]]\naction = \"touch\"\nmap = \"m\"\n"
+                               "length = \"4GiB\"\n";
+  for (const char* ps : {"", "page_size = \"1GiB\"\n"}) {
+    const op_stream ops = gen(head + "[machine]\nhugepages = { \"2MiB\" = 2048 }\n" + huge + ps + huge_grp);
+    uint64_t maps = 0;
+    for (const op& o : ops.ops) maps += o.kind == op_kind::mmap && o.object == 0 && o.noreserve && o.len == unit;
+    EXPECT_EQ(maps, 2u) << ps;
+  }
   const std::string grp = "[[group]]\nname = \"c\"\n  [[group.map]]\n  name = \"m\"\n  object = \"sga\"\n";
   EXPECT_EQ(where(head + obj + grp),
             "11:12: mshare region 'sga' is mapped MAP_SHARED only (\"mshare won't support mapping objects in it with "
