@@ -270,6 +270,7 @@ void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f, bool
 inline bool rmap_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m, uint64_t& done) {
   if (k.rmap->per_page_state) return k.rmap->add_object_word(k, obj, pg0, m, done);
   k.rm.mapped_may_have_grown |= m != 0;
+  ++k.rm.object_map_changes;
   k.rm.reverse_maps += uint64_t(popcount64(m));
   if (k.rm.reverse_maps > k.rm.max_reverse_maps) k.rm.max_reverse_maps = k.rm.reverse_maps;
   done = m;
@@ -279,14 +280,19 @@ inline bool rmap_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m
 // n object pages gain (or lose) a PTE each, on a design without per-page state.
 inline void rmap_add_object_range(kernel& k, uint64_t n) {
   k.rm.mapped_may_have_grown |= n != 0;
+  ++k.rm.object_map_changes;
   k.rm.reverse_maps += n;
   if (k.rm.reverse_maps > k.rm.max_reverse_maps) k.rm.max_reverse_maps = k.rm.reverse_maps;
 }
-inline void rmap_remove_object_range(kernel& k, uint64_t n) { k.rm.reverse_maps -= n; }
+inline void rmap_remove_object_range(kernel& k, uint64_t n) {
+  k.rm.reverse_maps -= n;
+  ++k.rm.object_map_changes;
+}
 
 inline void rmap_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m) {
   if (k.rmap->per_page_state) return k.rmap->remove_object_word(k, obj, pg0, m);
   k.rm.reverse_maps -= uint64_t(popcount64(m));
+  ++k.rm.object_map_changes;
 }
 
 // fork: one more PTE maps shared anonymous page `id`. false when a pte_chain could not be
