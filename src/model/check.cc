@@ -35,8 +35,9 @@ struct recount {
 };
 
 // A huge leaf at slot i of d (huge.h invariant 4 and what it maps).
+// `in_shared`: d is in a shared subtree, whose entries count in rss = the shared ones.
 void walk_leaf(const kernel& k, const mm_struct& mm, const pt_dir* d, uint32_t i, int idx, vaddr base, recount& rc,
-               level_counts& mm_tables, mm_rss& rss) {
+               level_counts& mm_tables, mm_rss& rss, bool in_shared) {
   const paging_format& f = k.prof.paging;
   auto it = mm.vmas.upper_bound(base);
   const vm_area_struct* v = nullptr;
@@ -61,6 +62,8 @@ void walk_leaf(const kernel& k, const mm_struct& mm, const pt_dir* d, uint32_t i
     if (t->nr_present || t->present) rc.err << "a deposited table has entries; ";
     if (!v->is_anon() || idx != f.nr_levels - 2) rc.err << "a deposit under a leaf that is not an anonymous PMD; ";
   }
+  if (in_shared && !(v->is_hugetlb() && is_mshare_vma(k, *v)))
+    rc.err << "a huge leaf in a shared page-table subtree (only an mshare region's hugetlb pages are) at 0x" << fmt_hex(base) << "; ";
   if (v->is_hugetlb()) {
     if (f.at(idx).leaf_size() != bytes{1} << v->huge_shift) rc.err << "hugetlb leaf of the wrong size at 0x" << fmt_hex(base) << "; ";
     if (id) ++rc.huge_refs[id];
@@ -157,8 +160,7 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
     const vaddr b = base + (vaddr{i} << f.at(idx).shift);
     if (d->is_leaf(i)) {
       ++leaves;
-      if (in_shared) rc.err << "a huge leaf in a shared page-table subtree; ";
-      walk_leaf(k, mm, d, i, idx, b, rc, mm_tables, rss);
+      walk_leaf(k, mm, d, i, idx, b, rc, mm_tables, entry_rss, in_shared);
       continue;
     }
     walk(k, mm, idx + 1, d->slot[i], b, rc, mm_tables, rss, in_shared);

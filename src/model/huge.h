@@ -194,9 +194,11 @@ struct leaf_ref {
   bytes size = 0;
 };
 leaf_ref find_leaf(kernel& k, mm_struct& mm, vaddr addr);
-// Calls f(const leaf_ref&) for every huge leaf of mm inside [start, end).
+// Calls f(const leaf_ref&) for every huge leaf of mm inside [start, end); with
+// `into_shared`, also those in shared page-table subtrees (an mshare region's hugetlb
+// pages, the only leaves such a subtree holds: pgtable.h invariant 6).
 template <class F>
-void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f);
+void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f, bool into_shared = false);
 
 // Huge anonymous pages.
 uint32_t huge_anon_new(kernel& k, int8_t hstate);

@@ -94,9 +94,13 @@ void private_commit(kernel& k, const vm_area_struct& vma, uint64_t hidx, bool re
 bool is_pmd_level(const kernel& k, const hstate& h) { return h.level == k.prof.paging.nr_levels - 2; }
 
 // want_pmd_share() and vma_shareable(): a shared VMA of PMD-size pages covering the whole
-// PUD-aligned window around addr.
+// PUD-aligned window around addr. Never inside an mshare region: its hugetlb file (the
+// anonymous one msharefs_create_mapping sets up with hugetlb_file_setup) is mapped by the
+// host mm's VMA alone, so huge_pmd_share's i_mmap search finds no partner, and every
+// process reaches the host's PMD pages through the shared PUD table anyway (ptshare.h).
 bool want_pmd_share(const kernel& k, const vm_area_struct& vma, const hstate& h, vaddr addr) {
   if (!k.prof.huge.pmd_share || !vma.shared || !is_pmd_level(k, h) || h.level < 1) return false;
+  if (is_mshare_vma(k, vma)) return false;
   const uint64_t window = k.prof.paging.at(h.level - 1).span();
   const vaddr start = addr & ~(window - 1);
   return vma.vm_start <= start && start + window <= vma.vm_end;
@@ -132,7 +136,7 @@ pt_dir* huge_pte_alloc(kernel& k, mm_struct& mm, const vm_area_struct& vma, cons
       return it->second;
     }
   }
-  void* t = pt_alloc(k, mm, h.level);
+  void* t = pt_alloc(k, mm, h.level, parent);  // under an mshare PUD table: the host mm's
   if (!t) { *oom = true; return nullptr; }
   parent->slot[pi] = t;
   ++parent->nr_used;
@@ -184,7 +188,12 @@ status do_hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr add
   const uint64_t hidx = hindex(k, vma, base);
   const bytes pages = h.size() >> k.geo.shift;
   pt_dir* cached = table ? *table : nullptr;
+  // mshare: link the host's PUD table first (find_shared_vma); the fault then runs in the
+  // host's tables, where a page another process faulted is already mapped.
+  if (!cached && is_mshare_vma(k, vma) && !ptshare_prepare(k, mm, vma, base))
+    return oom_status(k, "a page-table page (mshare)", gfp_zone::kernel);
   if (pt_dir* d = cached ? cached : huge_pte_offset(k, mm, h, base); d && d->is_leaf(i)) {
+    if (table) *table = d;  // found through the region's tables just linked (mshare)
     // Present. A write to a read-only private page: reuse it if it is this mm's alone,
     // else copy it (hugetlb_wp).
     if (!write || d->leaf_writable(i) || vma.shared) return {};
@@ -246,6 +255,9 @@ status do_hugetlb_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr add
   // make_huge_pte(): writable for a shared writable VMA; a private page is mapped
   // writable only by a write fault (a read fault's is write-protected until hugetlb_wp).
   k.store.set_leaf(d, i, no_deposit(), vma.writable() && (vma.shared || write), id);
+  // An mshare region's leaf is the host mm's (hugetlb_count_add on vma->vm_mm, the host's
+  // VMA): no process's HugetlbPages or RSS counts it.
+  if (d->shared_pt) return {};
   mm.hugetlb_usage += h.size();
   if (k.prof.huge.hugetlb_in_rss) mm.rss.file += pages;
   return {};
@@ -432,6 +444,10 @@ status hugetlb_fault_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr 
 }
 
 void hugetlb_zap(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start, vaddr end) {
+  // mshare: the region VMA's unmap_page_range op unlinks this process's P4D entries and
+  // zaps nothing of the host's (mshare_vm_op_unshare_page_range); the last holder's unlink
+  // takes the tables and their leaves (ptshare_drop).
+  if (is_mshare_vma(k, vma)) return ptshare_unshare_range(k, mm, start, end);
   hstate& h = hstate_of(k, vma);
   const bytes pages = h.size() >> k.geo.shift;
   const uint64_t table = k.prof.paging.at(h.level).table_span();
@@ -466,6 +482,7 @@ void hugetlb_zap(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr star
 
 void hugetlb_change_protection(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start, vaddr end,
                                bool writable) {
+  if (is_mshare_vma(k, vma)) return mshare_change_protection(k, vma.object, writable);  // the host's leaves
   hstate& h = hstate_of(k, vma);
   for (vaddr a = start; a < end; a += h.size()) {
     if (is_pmd_level(k, h)) {
@@ -493,6 +510,7 @@ void hugetlb_split(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr ad
 }
 
 status copy_hugetlb_range(kernel& k, mm_struct& dst, mm_struct& src, const vm_area_struct& vma) {
+  if (is_mshare_vma(k, vma)) return {};  // the child links the host's tables at its first fault
   hstate& h = hstate_of(k, vma);
   const bytes pages = h.size() >> k.geo.shift;
   for (vaddr a = vma.vm_start; a < vma.vm_end; a += h.size()) {

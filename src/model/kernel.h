@@ -227,7 +227,7 @@ void for_each_pte_table(const kernel& k, const mm_struct& mm, const vm_area_stru
 }
 
 template <class F>
-void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f) {
+void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f, bool into_shared) {
   const paging_format& pf = k.prof.paging;
   // Depth-first over the directories under [start, end): one level at a time.
   struct frame {
@@ -248,8 +248,10 @@ void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f) {
     for (uint32_t i = i1 + 1; i-- > i0;) {  // pushed backwards: visited in address order
       if (!fr.d->slot[i]) continue;
       const vaddr b = fr.base + vaddr{i} * span;
-      // Neither a uniform node nor a shared page-table subtree (pgtable.h 5, 6) has leaves.
-      if (fr.d->is_leaf(i) || is_uniform(fr.d->slot[i]) || is_shared_pt(k, fr.idx + 1, fr.d->slot[i])) continue;
+      // A uniform node has no leaves (pgtable.h 5); a shared subtree only an mshare
+      // region's hugetlb ones (6).
+      if (fr.d->is_leaf(i) || is_uniform(fr.d->slot[i])) continue;
+      if (!into_shared && is_shared_pt(k, fr.idx + 1, fr.d->slot[i])) continue;
       if (fr.idx + 1 < pf.nr_levels - 1) stack.push_back({static_cast<pt_dir*>(fr.d->slot[i]), fr.idx + 1, b});
     }
     // A leaf larger than its entry sits in the entry of its aligned address (arch.h 5),
@@ -268,6 +270,7 @@ void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f) {
 inline bool rmap_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m, uint64_t& done) {
   if (k.rmap->per_page_state) return k.rmap->add_object_word(k, obj, pg0, m, done);
   k.rm.mapped_may_have_grown |= m != 0;
+  ++k.rm.object_map_changes;
   k.rm.reverse_maps += uint64_t(popcount64(m));
   if (k.rm.reverse_maps > k.rm.max_reverse_maps) k.rm.max_reverse_maps = k.rm.reverse_maps;
   done = m;
@@ -277,14 +280,19 @@ inline bool rmap_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m
 // n object pages gain (or lose) a PTE each, on a design without per-page state.
 inline void rmap_add_object_range(kernel& k, uint64_t n) {
   k.rm.mapped_may_have_grown |= n != 0;
+  ++k.rm.object_map_changes;
   k.rm.reverse_maps += n;
   if (k.rm.reverse_maps > k.rm.max_reverse_maps) k.rm.max_reverse_maps = k.rm.reverse_maps;
 }
-inline void rmap_remove_object_range(kernel& k, uint64_t n) { k.rm.reverse_maps -= n; }
+inline void rmap_remove_object_range(kernel& k, uint64_t n) {
+  k.rm.reverse_maps -= n;
+  ++k.rm.object_map_changes;
+}
 
 inline void rmap_remove_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m) {
   if (k.rmap->per_page_state) return k.rmap->remove_object_word(k, obj, pg0, m);
   k.rm.reverse_maps -= uint64_t(popcount64(m));
+  ++k.rm.object_map_changes;
 }
 
 // fork: one more PTE maps shared anonymous page `id`. false when a pte_chain could not be

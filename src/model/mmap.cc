@@ -321,13 +321,13 @@ result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
     if (align < hsize) { align = hsize; phase = 0; }  // hugetlb_get_unmapped_area
   }
   if (o.object >= 0 && k.objects[static_cast<size_t>(o.object)].mshare && k.prof.ptshare.mshare) {
-    // An msharefs region is mapped on a PUD_SIZE boundary (mshare_info), whole and shared
-    // (the scenario readers check the same rules with the file's position: op_rules.cc).
-    const int pud = k.prof.paging.index_of(level::pud);
-    const bytes unit = pud < 0 ? 0 : k.prof.paging.at(pud).span();
+    // An msharefs region is mapped on a P4D_SIZE boundary, whole and shared
+    // (msharefs_get_unmapped_area; the scenario readers check the same rules with the
+    // file's position: op_rules.cc).
+    const bytes unit = mshare_align(k.prof.paging);
     const mem_object& obj = k.objects[static_cast<size_t>(o.object)];
     if (!unit || !o.shared || o.obj_off || len != obj.nr_pages << k.geo.shift || (o.fixed && o.addr % unit))
-      return status::refused("EINVAL: an mshare region is mapped whole, MAP_SHARED, on a PUD_SIZE boundary");
+      return status::refused("EINVAL: an mshare region is mapped whole, MAP_SHARED, on a P4D_SIZE boundary");
     if (align < unit) { align = unit; phase = 0; }
   }
   if (len > k.prof.paging.task_size - kMmapMinAddr)
@@ -397,7 +397,11 @@ status mshare_whole(const kernel& k, mm_struct& mm, vaddr start, vaddr end, cons
     if (start > v.vm_start || end < v.vm_end)
       return status::refused(std::string("EINVAL: ") + what + " of part of an mshare region: its VMA cannot be split "
                              "(mshare v3's msharefs_vm_ops.may_split returns -EINVAL, \"Disallow partial unmaps of "
-                             "an mshare region for now\")");
+                             "an mshare region for now\")" +
+                             (std::string(what) == "mprotect"
+                                  ? "; mprotect through a region VMA is -EINVAL in the patches (mshare_vm_op_mprotect): "
+                                    "vmlab takes a whole-region one as the host mm's change of the region"
+                                  : ""));
   }
   return {};
 }
@@ -455,7 +459,7 @@ status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t pro
       for (auto& [pid, other] : k.mms)
         for (auto& [os, ov] : other->vmas)
           if (ov.object == v.object && &ov != &v) ov.prot = prot;
-      if ((v.prot & prot_write) && !(prot & prot_write)) mshare_wrprotect(k, v.object);
+      if ((v.prot & prot_write) && !(prot & prot_write)) mshare_change_protection(k, v.object, false);
     }
     if (v.is_hugetlb())
       hugetlb_change_protection(k, mm, v, v.vm_start, v.vm_end, prot & prot_write);

@@ -32,7 +32,8 @@
 //     under a VMA whose PTEs keep no per-entry state (a shared mapping of an object,
 //     without write-notify, on an rmap design without per-page state).
 //  6. A node with shared_pt set (PTSHARE, ptshare.h) has only shared_pt nodes below it,
-//     never a uniform node, and no leaf.
+//     never a uniform node, and no leaf but the hugetlb pages of an mshare region (in
+//     the host mm's PMD pages, or its PUD table for 1 GiB pages).
 //
 // Uniform nodes (issue 11, datacenter scale). A PTE page of a shared object mapping keeps
 // only its presence bitmap: which pages it maps follows from the VMA. So a full one is the

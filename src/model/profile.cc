@@ -241,7 +241,8 @@ kernel_profile linux_6_18() {
 // Linux 6.18 with Anthony Yznaga's mshare v3 ("[PATCH v3 00/22] Add support for shared
 // PTEs across processes", 2025-08-20, against 6.17-rc; still under review in 2026): an
 // msharefs region's page tables belong to a host mm and are shared at the PUD level, so
-// every process that maps the region points its PUD entries at the same PMD pages.
+// every process that maps the region points its P4D entry (the PGD entry on 4-level) at
+// the host's PUD table (mm/mshare.c find_shared_vma).
 kernel_profile linux_6_18_mshare() {
   kernel_profile p = linux_6_18();
   p.name = "linux-6.18-mshare";

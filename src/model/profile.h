@@ -123,8 +123,9 @@ struct huge_policy {
 //    file range at the same address with the same permissions share the page-table pages
 //    under it: a PTE page when the VMA covers its whole PMD-aligned span, a PMD page when
 //    it covers a whole PUD span.
-//  * Oracle's mshare (v3, 2025): the processes that map an msharefs region share the PMD
-//    pages of a host mm that owns them, at whatever address each maps it.
+//  * Oracle's mshare (v3, 2025): the processes that map an msharefs region share the PUD
+//    table of a host mm that owns it (linked from each process's P4D entry, the PGD entry
+//    on 4-level), at whatever P4D_SIZE-aligned address each maps it.
 struct ptshare_policy {
   bool pte = false;  // CONFIG_PTSHARE_PTE (default y)
   bool pmd = false;  // CONFIG_PTSHARE_PMD (default y on x86_64)

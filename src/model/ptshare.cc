@@ -21,10 +21,13 @@ ptshare_key key_for(const kernel& k, const vm_area_struct& vma, int idx, vaddr a
 }
 
 // Whether the profile shares nodes of level index idx under vma and vma covers the whole
-// span of the one that maps addr. mshare shares PMD pages ("at PUD level").
+// span of the one that maps addr. mshare shares the host's PUD table, which each process
+// links from its P4D entry (the PGD entry on 4-level x86-64, where the P4D is folded):
+// mm/mshare.c find_shared_vma, `set_p4d(guest_p4d, *p4d)` after
+// `ptdesc_pud_pts_inc(virt_to_ptdesc(pud))` (v3 and the 2025 versions after it).
 bool level_shared(const kernel& k, const vm_area_struct& vma, int idx, vaddr addr) {
   const level l = k.prof.paging.at(idx).lvl;
-  if (is_mshare_vma(k, vma) ? l != level::pmd : !k.prof.ptshare.shares(l)) return false;
+  if (is_mshare_vma(k, vma) ? l != level::pud : !k.prof.ptshare.shares(l)) return false;
   const uint64_t span = node_span(k, idx);
   const vaddr base = addr & ~(span - 1);
   return vma.vm_start <= base && base + span <= vma.vm_end && base + span > base;
@@ -50,6 +53,10 @@ void release_below(kernel& k, int idx, void* node, vaddr base, int32_t object, i
   for (uint32_t i = 0; i < d->entries && d->nr_used; ++i) {
     void* c = d->slot[i];
     if (!c) continue;
+    if (d->is_leaf(i)) {  // an mshare region's hugetlb page: it stays in its file
+      k.store.clear_leaf(d, i);
+      continue;
+    }
     const int64_t pg = first_pg + int64_t((vaddr{i} * span) >> k.geo.shift);
     release_below(k, idx + 1, c, base + vaddr{i} * span, object, pg);
     d->slot[i] = nullptr;
@@ -169,17 +176,23 @@ void ptshare_unshare_range(kernel& k, mm_struct& mm, vaddr start, vaddr end, boo
   walk(walk, mm.pgd, 0, 0);
 }
 
-void mshare_wrprotect(kernel& k, int32_t object) {
+void mshare_change_protection(kernel& k, int32_t object, bool writable) {
   const int last = k.prof.paging.nr_levels - 1;
   auto clear = [&](auto& self, void* n, int idx) -> void {
     if (idx == last) {
+      // A PTE's write bit is set again by the write fault that needs it (write-notify).
       auto* t = static_cast<pte_table*>(n);
-      if (t->writable) std::fill(t->writable, t->writable + t->nwords, uint64_t{0});
+      if (t->writable && !writable) std::fill(t->writable, t->writable + t->nwords, uint64_t{0});
       return;
     }
     auto* d = static_cast<pt_dir*>(n);
-    for (uint32_t i = 0; i < d->entries && d->nr_used; ++i)
-      if (d->slot[i]) self(self, d->slot[i], idx + 1);
+    for (uint32_t i = 0; i < d->entries && d->nr_used; ++i) {
+      if (!d->slot[i]) continue;
+      // A hugetlb leaf follows the protection both ways, as hugetlb_change_protection
+      // sets it for a shared mapping.
+      if (d->is_leaf(i)) k.store.set_leaf_writable(d, i, writable);
+      else self(self, d->slot[i], idx + 1);
+    }
   };
   for (const auto& [node, key] : k.pts.key_of)
     if (key.host && key.object == object) clear(clear, const_cast<void*>(node), key.idx);
@@ -200,10 +213,11 @@ ptshare_rss_part ptshare_rss(const kernel& k, const mm_struct& mm, std::unordere
   const int last = f.nr_levels - 1;
   auto present = [&](auto& self, const void* n, int idx) -> uint64_t {
     if (idx == last) return static_cast<const pte_table*>(n)->nr_present;
+    // hugetlb leaves (an mshare region's) are in no RSS on the kernels that have mshare.
     const auto* d = static_cast<const pt_dir*>(n);
     uint64_t sum = 0;
     for (uint32_t i = 0; i < d->entries && d->nr_used; ++i)
-      if (d->slot[i]) sum += self(self, d->slot[i], idx + 1);
+      if (d->slot[i] && !d->is_leaf(i)) sum += self(self, d->slot[i], idx + 1);
     return sum;
   };
   auto walk = [&](auto& self, const pt_dir* d, int idx) -> void {
@@ -238,9 +252,13 @@ bool ptshare_span_complete(const kernel& k, const mm_struct& mm, const vm_area_s
       d = static_cast<const pt_dir*>(s);
       continue;
     }
-    // A shared directory: complete when every PTE page below is full. Only the level
-    // just above the PTE pages is checked here (PTSHARE_PMD); higher ones go table by table.
-    if (idx != last - 1) return false;
+    // A shared directory above the PMD pages (mshare's PUD table): go down to the PMD
+    // page that maps base, which is shared with it.
+    if (idx != last - 1) {
+      d = static_cast<const pt_dir*>(s);
+      continue;
+    }
+    // A shared PMD page: complete when every PTE page below is full.
     const uint64_t span = node_span(k, idx);
     if ((base & (span - 1)) || base + span > end) return false;
     if (write && !vma.shared) return false;

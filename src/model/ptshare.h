@@ -48,18 +48,30 @@
 //
 // mshare (Anthony Yznaga's v3, "[PATCH v3 00/22] Add support for shared PTEs across
 // processes", 2025-08-20; linux-vm-internals.md 5.4). An msharefs region ([[object]]
-// mshare = true: shared anonymous memory or a file; hugetlb inside one is not modelled) has its page tables in a host mm: every process
-// that maps it points its PUD entries at the host's PMD pages ("share page tables at PUD
-// level"), at whatever PUD-aligned address it maps the region (v2+). The partner key is
-// the region and the offset, not the address. The host's pages are charged to no
-// process: PageTables counts them once, VmPTE of a process shows its own tables only.
-// The region is a whole multiple of PUD_SIZE, mapped whole and MAP_SHARED on a PUD_SIZE
-// boundary (op_rules.cc checks this at load); mprotect changes it for every process;
-// a munmap/mprotect/madvise that would split its VMA is EINVAL, as the patches'
+// mshare = true: shared anonymous memory, a file, or anonymous hugetlb, below) has its
+// page tables in a host mm: every process
+// that maps it points its P4D entry (the PGD entry on 4-level x86-64, where the P4D is
+// folded) at the host's PUD table ("share page tables at PUD level": mm/mshare.c
+// find_shared_vma links it with `set_p4d(guest_p4d, *p4d)` and takes a reference with
+// ptdesc_pud_pts_inc), at whatever P4D_SIZE-aligned address it maps the region. The
+// partner key is the region and the offset, not the address. The host's tables (PUD,
+// PMD and PTE pages) are charged to no process: PageTables counts each once, VmPTE of a
+// process shows its own tables only, none of them the region's. The region is a whole
+// multiple of P4D_SIZE (mshare_align), mapped whole and MAP_SHARED on a P4D_SIZE boundary
+// (op_rules.cc checks this at load); a whole-region mprotect is the region's protection
+// changed in the host mm, seen by every process; a partial one, and a munmap/madvise
+// that would split its VMA, is EINVAL, as the patches'
 // may_split op makes it; MADV_DONTNEED of it unlinks this process's shared pages whose
 // entries the range touches and frees nothing (their unmap_page_range op), later
 // faults link them again;
 // its tables go with its last unmap (vmlab has no unlink).
+// hugetlb inside a region (v3 20/22, msharefs_create_mapping with MAP_HUGETLB: an
+// anonymous hugetlb file the host mm maps): its leaves are huge PMD entries in the host's
+// PMD pages (PUD entries of the shared PUD table itself for 1 GiB pages), the only leaves
+// a shared subtree holds. A process's fault links the PUD table first, then faults in the
+// host's tables (hugetlb.cc); the leaf, like the host's tables, is charged to no process
+// (HugetlbPages, RSS); huge_pmd_share does not apply (want_pmd_share); unmap, exit and
+// MADV_DONTNEED unlink as for any region; mprotect sets the host's leaves for everyone.
 //
 // Representation: the nodes of a shared subtree carry shared_pt (pgtable.h invariant 6).
 // The top node of the subtree an mm points at holds a reference per mm (pt_get/pt_put);
@@ -72,11 +84,21 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "model/arch.h"
 #include "model/mm_types.h"
 
 namespace vmlab {
 
 struct kernel;
+
+// P4D_SIZE: what one entry of the level above the PUD tables maps (the P4D entry; the PGD
+// entry where the P4D is folded: 512 GiB on x86-64 4- and 5-level), or 0 when the format
+// has no PUD level. mshare's alignment and size unit (mm/mshare.c: `mshare_align =
+// P4D_SIZE`, checked by msharefs_set_size and mshare_get_unmapped_area).
+inline uint64_t mshare_align(const paging_format& f) {
+  const int pud = f.index_of(level::pud);
+  return pud < 0 ? 0 : f.at(pud).table_span();
+}
 
 struct ptshare_key {
   int32_t object = -1;
@@ -119,9 +141,10 @@ bool ptshare_prepare(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr 
 // `keep_mshare`, an mshare region's pages stay (mprotect changes the region for all).
 void ptshare_unshare_range(kernel& k, mm_struct& mm, vaddr start, vaddr end, bool keep_mshare = false);
 
-// mprotect took write permission from an mshare region: every entry of the region's
-// tables loses it, whichever processes reach them (its host mm's change_protection).
-void mshare_wrprotect(kernel& k, int32_t object);
+// mprotect changed an mshare region's write permission: every entry of the region's
+// tables follows, whichever processes reach them (its host mm's change_protection). A PTE
+// only loses it (a write fault sets it again); a hugetlb leaf takes it either way.
+void mshare_change_protection(kernel& k, int32_t object, bool writable);
 
 // A shared page at level index idx is freed (its last reference went): it leaves the
 // partner map.

@@ -249,7 +249,16 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
 
 }  // namespace
 
-uint64_t count_mapped_object_pages(const kernel& k) { return k.rmap->mapped_object_pages(k); }
+uint64_t count_mapped_object_pages(const kernel& k) {
+  if (k.rmap->per_page_state) return k.rmap->mapped_object_pages(k);
+  // Counted from the page tables: once per change of the object pages' PTEs. check.cc
+  // compares this (the kept count when it is kept) with its own recount after every op.
+  if (k.rm.counted_at_change != k.rm.object_map_changes) {
+    k.rm.counted_object_pages = k.rmap->mapped_object_pages(k);
+    k.rm.counted_at_change = k.rm.object_map_changes;
+  }
+  return k.rm.counted_object_pages;
+}
 
 uint64_t mapped_pages(const kernel& k) {
   return count_mapped_object_pages(k) + (k.prof.meminfo.mapped_counts_anon ? k.rm.mapped_anon : 0);

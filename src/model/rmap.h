@@ -115,6 +115,12 @@ struct rmap_counters {
   uint64_t max_reverse_maps = 0;
   uint64_t max_mapped = 0;   // of the profile's Mapped figure, in pages
   bool mapped_may_have_grown = false;  // object schemes: a page got mapped since the last count
+  // Object schemes: bumped whenever a PTE of a shm/file page is added or removed (the
+  // rmap_*_object_* hooks in kernel.h), so that Mapped's count from the page tables is
+  // kept until a PTE changes: a run's snapshots, peak and report between two ops scan the
+  // tables once, not once each (a scan of 1,500 processes' tables takes minutes).
+  uint64_t object_map_changes = 0;
+  mutable uint64_t counted_at_change = ~uint64_t{0}, counted_object_pages = 0;
   rmap_work work;            // what try_to_unmap / page_referenced walks did
   // pte_chain: the next object of each chain object (by object id + 1; 0 = end).
   std::vector<uint32_t> chain_next;

@@ -490,7 +490,7 @@ std::vector<pte_mapping> sim_kernel::mappings() const {
           m.pgoff = v.pgoff_at(l.base, k.geo.shift);
         }
         out.push_back(m);
-      });
+      }, /*into_shared=*/v.is_hugetlb() && is_mshare_vma(k, v));
     }
   std::sort(out.begin(), out.end(), [](const pte_mapping& a, const pte_mapping& b) {
     return a.pid != b.pid ? a.pid < b.pid : a.addr < b.addr;

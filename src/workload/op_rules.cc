@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "model/ptshare.h"
+
 namespace vmlab {
 namespace {
 
@@ -31,30 +33,30 @@ std::string huge_size_text(bytes b) {
   return b >= GiB ? fmt::format("{} GiB", b / GiB) : b >= MiB ? fmt::format("{} MiB", b / MiB) : fmt::format("{} KiB", b / KiB);
 }
 
-// What one PMD page maps: an mshare region's alignment and size unit (mshare_info; v1+
-// "Share page tables at PUD level"), or 0 when the format has no PUD level.
-bytes mshare_unit(const kernel_profile& p) {
-  const int pud = p.paging.index_of(level::pud);
-  return pud < 0 ? 0 : p.paging.at(pud).span();
-}
+// An mshare region's alignment and size unit, P4D_SIZE (mshare_align, ptshare.h), or 0
+// when the format has no PUD level. mm/mshare.c (2025): msharefs_set_size (ftruncate,
+// fallocate) refuses a size that is not a multiple (`size & (mshare_align - 1)`: -EINVAL,
+// no rounding); msharefs_get_unmapped_area refuses MAP_PRIVATE, a length other than the
+// size and a MAP_FIXED address not IS_ALIGNED to it, and otherwise aligns the hint or the
+// search (vm_unmapped_area with align_mask = mshare_align - 1).
+bytes mshare_unit(const kernel_profile& p) { return mshare_align(p.paging); }
 
 std::optional<rule_error> check_object(const kernel_profile& p, const object_decl& d) {
   if (d.mshare) {
     if (!p.ptshare.mshare)
       return rule_error{"mshare", fmt::format("object '{}': {} has no mshare (msharefs regions are in linux-6.18-mshare)",
                                               d.name, p.name)};
-    if (d.kind == object_kind::hugetlb)
-      return rule_error{"mshare", fmt::format("object '{}': hugetlb memory inside an mshare region is not modelled "
-                                              "(shm and file regions are): its huge PMD entries would be leaves in the "
-                                              "region's shared tables, which vmlab's shared subtrees never hold "
-                                              "(docs/decisions.md, issue 10)", d.name)};
     const bytes unit = mshare_unit(p);
     if (!unit) return rule_error{"mshare", fmt::format("object '{}': {} paging has no PUD level to share at", d.name, p.paging.name)};
     if (d.size % unit)
-      return rule_error{"size", fmt::format("object '{}': an mshare region's size must be a multiple of {} (mshare_info, "
-                                            "PUD_SIZE), not {} bytes",
+      return rule_error{"size", fmt::format("object '{}': an mshare region's size must be a multiple of {} (mshare_align, "
+                                            "P4D_SIZE: msharefs_set_size), not {} bytes",
                                             d.name, huge_size_text(unit), d.size)};
   }
+  // A hugetlb region (mshare v3 20/22, "support mapping files and anon hugetlb in an mshare
+  // region"): msharefs_create_mapping rounds the mapping up to whole huge pages (ALIGN(size,
+  // huge_page_size)) and refuses one that then passes the region's end (-EINVAL), so the
+  // whole-pages rule below is the patch's; P4D_SIZE is a multiple of every x86-64 size.
   if (d.kind != object_kind::hugetlb) {
     if (d.page_size) return rule_error{"page_size", "page_size applies to hugetlb objects only"};
     return std::nullopt;
@@ -88,7 +90,7 @@ std::optional<rule_error> check_mmap(const kernel_profile& p, const std::vector<
                                     "the msharefs file",
                                     obj->name, obj->size)};
     if (o.fixed && o.addr % unit)
-      return rule_error{"addr", fmt::format("mshare region '{}' must be mapped on a {} boundary, not at {:#x}", obj->name,
+      return rule_error{"addr", fmt::format("mshare region '{}' must be mapped on a {} (P4D_SIZE) boundary, not at {:#x}", obj->name,
                                             huge_size_text(unit), o.addr)};
     if (!o.fixed && o.align && unit % o.align && o.align % unit)
       return rule_error{"align", fmt::format("mshare region '{}' is mapped on a {} boundary; align {} contradicts it",

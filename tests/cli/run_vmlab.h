@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace vmlab::cli_testing {
@@ -26,18 +27,14 @@ struct cli_result {
   double seconds = 0;  // wall time of the run
 };
 
-// Runs `vmlab ARGS...` (VMLAB_BINARY) with stdin from /dev/null, draining stdout and
-// stderr with poll; a run longer than `timeout` is killed (exit 128 + SIGKILL). With
-// `signal`, that signal is sent to vmlab once `signal_after` has passed (as a user's
+// Runs COMMAND ARGS... (an absolute path) with stdin from /dev/null, draining stdout
+// and stderr with poll; a run longer than `timeout` is killed (exit 128 + SIGKILL). With
+// `signal`, that signal is sent to it once `signal_after` has passed (as a user's
 // Ctrl-C, a `kill` or a closed terminal would).
-inline cli_result run_vmlab(const std::vector<std::string>& args,
-                            std::chrono::seconds timeout = std::chrono::seconds(120), int signal = 0,
-                            std::chrono::milliseconds signal_after = std::chrono::milliseconds(0)) {
+inline cli_result run_command(std::vector<std::string> storage, std::chrono::seconds timeout = std::chrono::seconds(120),
+                              int signal = 0, std::chrono::milliseconds signal_after = std::chrono::milliseconds(0)) {
   cli_result r;
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::string> storage;
-  storage.emplace_back(VMLAB_BINARY);
-  storage.insert(storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& s : storage) argv.push_back(s.data());
   argv.push_back(nullptr);
@@ -57,8 +54,10 @@ inline cli_result run_vmlab(const std::vector<std::string>& args,
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
     ::execv(argv[0], argv.data());
-    static const char msg[] = "run_vmlab: cannot exec the vmlab binary\n";
+    static const char msg[] = "run_command: cannot exec ";
     (void)!::write(2, msg, sizeof msg - 1);
+    (void)!::write(2, argv[0], std::char_traits<char>::length(argv[0]));
+    (void)!::write(2, "\n", 1);
     ::_exit(127);
   }
   ::close(out_pipe[1]);
@@ -108,9 +107,18 @@ inline cli_result run_vmlab(const std::vector<std::string>& args,
   }
   if (WIFEXITED(wstatus)) r.exit_code = WEXITSTATUS(wstatus);
   else if (WIFSIGNALED(wstatus)) r.exit_code = 128 + WTERMSIG(wstatus);
-  if (killed) r.err += "\n[run_vmlab: killed after " + std::to_string(timeout.count()) + " s]";
+  if (killed) r.err += "\n[run_command: killed after " + std::to_string(timeout.count()) + " s]";
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
+}
+
+// `vmlab ARGS...` (VMLAB_BINARY), as run_command runs it.
+inline cli_result run_vmlab(const std::vector<std::string>& args,
+                            std::chrono::seconds timeout = std::chrono::seconds(120), int signal = 0,
+                            std::chrono::milliseconds signal_after = std::chrono::milliseconds(0)) {
+  std::vector<std::string> argv{VMLAB_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(std::move(argv), timeout, signal, signal_after);
 }
 
 inline std::vector<std::string> lines_of(const std::string& s) {

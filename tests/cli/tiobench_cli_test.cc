@@ -183,6 +183,63 @@ TEST_F(TiobenchCli, AnIoErrorEndsTheRunWithTheTestAndTheCallNamed) {
   EXPECT_TRUE(left_in_tmp().empty());
 }
 
+// `vmlab ARGS...` with --dir on a filesystem of the test's own: a tmpfs mounted with
+// OPTS on DIR in a private mount namespace (unshare --mount), so the mount exists for
+// this one run and goes with it, whatever happens to the test; the host's mounts are
+// never touched. The shell then lists what vmlab left there on stderr ("files left: N").
+// Exit 125 when the mount fails.
+cli_result run_on_tmpfs(const std::string& dir, const std::string& opts, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+                                   "mount -t tmpfs -o \"$1\" vmlab-test \"$0\" || exit 125; shift; \"$@\"; rc=$?; "
+                                   "echo \"files left: $(ls -A \"$0\" | wc -l)\" >&2; exit $rc",
+                                   dir, opts, VMLAB_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return cli_testing::run_command(std::move(argv));
+}
+
+// Why this host cannot mount a tmpfs of the test's own, or empty when it can.
+std::string cannot_mount_tmpfs(const std::string& dir) {
+  if (::geteuid() != 0) return "mounting a tmpfs needs root";
+  if (::access("/usr/bin/unshare", X_OK) != 0) return "no /usr/bin/unshare (util-linux)";
+  const cli_result r = cli_testing::run_command(
+      {"/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", "mount -t tmpfs -o size=1m vmlab-test \"$0\"", dir});
+  return r.exit_code == 0 ? "" : "no private mount namespace with a tmpfs here: " + r.err;
+}
+
+// A directory without room for the run: refused before anything is written (exit 2,
+// what is free and what the run needs), nothing left in it.
+TEST_F(TiobenchCli, AFullFilesystemIsRefusedBeforeTheRun) {
+  if (const std::string why = cannot_mount_tmpfs(tmp_); !why.empty()) GTEST_SKIP() << why;
+  const cli_result r = run_on_tmpfs(tmp_, "size=1m", {"tiobench", "--dir", tmp_, "--size", "8", "--threads", "2"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--dir " + tmp_ + " has 1 MiB free; the run writes 8 MiB"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("files left: 0"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+// A read-only filesystem: exit 2 naming the directory and EROFS.
+TEST_F(TiobenchCli, AReadOnlyDirectoryIsRefused) {
+  if (const std::string why = cannot_mount_tmpfs(tmp_); !why.empty()) GTEST_SKIP() << why;
+  const cli_result r = run_on_tmpfs(tmp_, "ro,size=16m", {"tiobench", "--dir", tmp_, "--size", "8", "--threads", "2"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--dir " + tmp_ + ": cannot create files there: EROFS"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("files left: 0"), std::string::npos) << r.err;
+}
+
+// A filesystem that runs out after the check (here of inodes: room for one of the two
+// threads' files): the host failed the run, exit 3, the call and ENOSPC named, and the
+// file already made is gone (unlinked while open).
+TEST_F(TiobenchCli, AFilesystemThatFillsUpEndsTheRunAndLeavesNothing) {
+  if (const std::string why = cannot_mount_tmpfs(tmp_); !why.empty()) GTEST_SKIP() << why;
+  const cli_result r =
+      run_on_tmpfs(tmp_, "size=64m,nr_inodes=2", {"tiobench", "--dir", tmp_, "--size", "8", "--threads", "2"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("cannot create " + tmp_ + "/vmlab-tiobench."), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ENOSPC"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("files left: 0"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
 TEST_F(TiobenchCli, SigintStopsTheRunAndRemovesEverything) {
   // 2 GiB with O_DIRECT-free writes takes seconds; the signal comes after 300 ms.
   const cli_result r = run_vmlab({"tiobench", "--size", "2048", "--threads", "2"}, std::chrono::seconds(120), SIGINT,

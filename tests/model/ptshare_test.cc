@@ -3,7 +3,7 @@
 // same kernel without sharing.
 //
 // Expected values are derived here from the paging format: a PTE page maps 2 MiB, a PMD
-// page 1 GiB, on x86-64 4-level.
+// page 1 GiB, a PUD table (an mshare region) 512 GiB, on x86-64 4-level.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -11,6 +11,10 @@
 #include <random>
 #include <sstream>
 
+#include <fmt/format.h>
+
+#include "model/profile.h"
+#include "model/ptshare.h"
 #include "model_util.h"
 #include "vmlab/op_builder.h"
 
@@ -24,7 +28,7 @@ using testing::proc;
 
 constexpr bytes kPage = 4 * KiB;
 constexpr bytes kPteSpan = 2 * MiB;  // what one PTE page maps
-constexpr vaddr kBase = vaddr{1} << 44;  // 16 TiB: 1 GiB-aligned, below mmap_base
+constexpr vaddr kBase = vaddr{1} << 44;  // 16 TiB: 512 GiB-aligned (P4D_SIZE), below mmap_base
 constexpr const char* kShare = "linux-2.6.15-ptshare";
 constexpr const char* kNoShare = "linux-2.6.15-x86_64";
 
@@ -197,32 +201,43 @@ TEST(Ptshare, EachTriggerUnsharesWithoutDisturbingThePartner) {
   }
 }
 
-// mshare: processes map one region at different 1 GiB-aligned addresses and share its
-// PMD pages, which belong to the region's host mm: PageTables counts them (and the PTE
-// pages below) once, no process's VmPTE counts them, and the last unmap frees them.
-TEST(Mshare, ProcessesShareTheRegionsPmdPagesAtAnyAddress) {
-  constexpr bytes kRegion = 2 * GiB;
-  const uint64_t ptes = kRegion / kPteSpan, pmds = kRegion / GiB;
+// mshare's unit, P4D_SIZE (mshare_align): what one entry above the PUD tables maps,
+// from the profile's paging format (one PGD entry, 512 GiB, on x86-64 4-level).
+bytes mshare_unit() {
+  const auto p = find_profile("linux-6.18-mshare");
+  return p.ok() ? mshare_align(p.value().paging) : 0;
+}
+
+// mshare: processes map one region at different P4D_SIZE-aligned addresses and link the
+// host's PUD table from their PGD entry (mm/mshare.c find_shared_vma, set_p4d): the PUD,
+// PMD and PTE pages are the host mm's, PageTables counts them once, no process's VmPTE
+// counts them, and the last unmap frees them.
+TEST(Mshare, ProcessesShareTheRegionsPudTableAtAnyAddress) {
+  const bytes kRegion = mshare_unit();
+  ASSERT_EQ(kRegion, 512 * GiB) << "x86-64 4-level: one PGD entry";
+  constexpr bytes kTouched = 2 * GiB;  // what the processes touch of the region
+  const uint64_t ptes = kTouched / kPteSpan, pmds = kTouched / GiB;
   auto k = make("linux-6.18-mshare", {}, 16 * GiB, {{"sga", object_kind::shm, kRegion, 0, true}});
   ASSERT_TRUE(k);
   for (uint32_t pid = 1; pid <= 4; ++pid) {
     ASSERT_TRUE(k->spawn(pid).ok());
-    ASSERT_TRUE(k->mmap(at(pid, kBase + pid * 4 * GiB, kRegion)).ok());  // a different address each
-    ASSERT_TRUE(k->touch(pid, 0, 0, kRegion, kPage, pid % 2 == 0).ok());
+    ASSERT_TRUE(k->mmap(at(pid, kBase + pid * 2 * kRegion, kRegion)).ok());  // a different address each
+    ASSERT_TRUE(k->touch(pid, 0, 0, kTouched, kPage, pid % 2 == 0).ok());
     ASSERT_EQ(k->check_invariants(), "");
   }
   const sample s = k->snapshot("x");
   EXPECT_EQ(pages(s, level::pte), ptes);
   EXPECT_EQ(pages(s, level::pmd), pmds);
-  EXPECT_EQ(pages(s, level::pud), 4u);  // each process its own PUD page
-  // 6.18 counts every level in PageTables: 4 PGDs (8 KiB with PTI), 4 PUD pages, the
-  // region's PMD and PTE pages once.
-  EXPECT_EQ(s.page_tables, 4 * 8 * KiB + (4 + pmds + ptes) * kPage);
+  EXPECT_EQ(pages(s, level::pud), 1u) << "the host's PUD table, no process's own";
+  // 6.18 counts every level in PageTables: 4 PGDs (8 KiB with PTI), the region's PUD,
+  // PMD and PTE pages once.
+  EXPECT_EQ(s.page_tables, 4 * 8 * KiB + (1 + pmds + ptes) * kPage);
   for (uint32_t pid = 1; pid <= 4; ++pid) {
-    EXPECT_EQ(proc(s, pid).vmpte, kPage) << "VmPTE: the process's PUD page only";
-    EXPECT_EQ(proc(s, pid).rss_shmem, kRegion / kPage);
+    EXPECT_EQ(proc(s, pid).vmpte, 0u) << "VmPTE: no table of the region is the process's";
+    EXPECT_EQ(proc(s, pid).rss_shmem, kTouched / kPage);
   }
-  // mprotect reaches every process that maps the region: a write now fails everywhere.
+  // A whole-region mprotect is the region's protection changed in the host mm: a write
+  // now fails everywhere.
   ASSERT_TRUE(k->mprotect(1, 0, 0, kRegion, prot_read).ok());
   for (uint32_t pid = 1; pid <= 4; ++pid) EXPECT_FALSE(k->touch(pid, 0, 0, kPage, kPage, true).ok()) << pid;
   ASSERT_EQ(k->check_invariants(), "");
@@ -230,22 +245,25 @@ TEST(Mshare, ProcessesShareTheRegionsPmdPagesAtAnyAddress) {
   EXPECT_EQ(k->munmap(1, 0, 0, kPage).message(),
             "EINVAL: munmap of part of an mshare region: its VMA cannot be split (mshare v3's msharefs_vm_ops.may_split "
             "returns -EINVAL, \"Disallow partial unmaps of an mshare region for now\")");
-  EXPECT_FALSE(k->mprotect(1, 0, GiB, GiB, prot_read | prot_write).ok());
-  // MADV_DONTNEED of one page unlinks this process's shared table of that GiB (the
-  // patches' unmap_page_range op), whole, and frees nothing; a touch links it again.
+  const status partial = k->mprotect(1, 0, GiB, GiB, prot_read | prot_write);
+  EXPECT_NE(partial.message().find("mshare_vm_op_mprotect"), std::string::npos) << partial.message();
+  // MADV_DONTNEED of one page unlinks this process's PGD entry for the region (the
+  // patches' unmap_page_range op): the whole PUD table, and frees nothing; a touch links
+  // it again.
   const uint64_t faults = k->faults();
   ASSERT_TRUE(k->madvise_dontneed(2, 0, GiB + kPage, kPage).ok());
   sample u = k->snapshot("x");
   EXPECT_EQ(pages(u, level::pte), ptes);
   EXPECT_EQ(pages(u, level::pmd), pmds);
-  EXPECT_EQ(proc(u, 2).rss_shmem, (kRegion - GiB) / kPage) << "process 2 no longer maps the region's second GiB";
-  EXPECT_EQ(proc(u, 3).rss_shmem, kRegion / kPage);
+  EXPECT_EQ(pages(u, level::pud), 1u);
+  EXPECT_EQ(proc(u, 2).rss_shmem, 0u) << "process 2 no longer reaches any of the region";
+  EXPECT_EQ(proc(u, 3).rss_shmem, kTouched / kPage);
   ASSERT_EQ(k->check_invariants(), "");
   ASSERT_TRUE(k->touch(2, 0, GiB, kPage, kPage, false).ok());
   // The table comes back with every entry in it; vmlab counts no fault for taking a
   // partner's page (ptshare.h: faults only for entries nobody has filled).
   EXPECT_EQ(k->faults(), faults);
-  EXPECT_EQ(proc(k->snapshot("x"), 2).rss_shmem, kRegion / kPage);
+  EXPECT_EQ(proc(k->snapshot("x"), 2).rss_shmem, kTouched / kPage);
   ASSERT_EQ(k->check_invariants(), "");
   for (uint32_t pid = 1; pid <= 3; ++pid) {
     ASSERT_TRUE(pid == 1 ? k->munmap(pid, 0, 0, kRegion).ok() : k->exit(pid).ok());
@@ -261,14 +279,14 @@ TEST(Mshare, ProcessesShareTheRegionsPmdPagesAtAnyAddress) {
 // process then sees, and mprotect(PROT_READ) clears them for every process at once, in
 // every part of the region, including parts the process that calls it never touched.
 TEST(Mshare, FileRegionWriteBitsAreTheRegions) {
-  constexpr bytes kRegion = 2 * GiB;
+  const bytes kRegion = mshare_unit();
   auto k = make("linux-6.18-mshare", {}, 16 * GiB, {{"data", object_kind::file, kRegion, 0, true}});
   ASSERT_TRUE(k);
   for (uint32_t pid = 1; pid <= 2; ++pid) {
     ASSERT_TRUE(k->spawn(pid).ok());
-    ASSERT_TRUE(k->mmap(at(pid, kBase + pid * 4 * GiB, kRegion)).ok());
+    ASSERT_TRUE(k->mmap(at(pid, kBase + pid * 2 * kRegion, kRegion)).ok());
   }
-  // Process 1 writes 8 MiB in each GiB of the region.
+  // Process 1 writes 8 MiB in each of the region's first two GiB.
   ASSERT_TRUE(k->touch(1, 0, 0, 4 * kPteSpan, kPage, true).ok());
   ASSERT_TRUE(k->touch(1, 0, GiB, 4 * kPteSpan, kPage, true).ok());
   ASSERT_EQ(k->check_invariants(), "");
@@ -279,14 +297,14 @@ TEST(Mshare, FileRegionWriteBitsAreTheRegions) {
   };
   const uint64_t written = 8 * kPteSpan / kPage;
   EXPECT_EQ(writable(1), written);
-  // Process 2's first access links it to the first GiB's PMD page: the entries process 1
-  // wrote there are in place, writable, and nothing is left to fault.
+  // Process 2's first access links it to the region's PUD table: every entry process 1
+  // wrote, in both GiB, is in place and writable, and nothing is left to fault.
   const uint64_t faults = k->faults();
   ASSERT_TRUE(k->touch(2, 0, 0, kPage, kPage, false).ok());
-  EXPECT_EQ(writable(2), written / 2) << "process 2 sees process 1's writes through the region's tables";
+  EXPECT_EQ(writable(2), written) << "process 2 sees process 1's writes through the region's tables";
   ASSERT_TRUE(k->touch(2, 0, 0, 4 * kPteSpan, kPage, true).ok());
   EXPECT_EQ(k->faults(), faults);
-  // Process 2 never reached the second GiB; its mprotect takes write permission there too.
+  // Process 2's mprotect takes write permission from the whole region, for both.
   ASSERT_TRUE(k->mprotect(2, 0, 0, kRegion, prot_read).ok());
   ASSERT_EQ(k->check_invariants(), "");
   EXPECT_EQ(writable(1), 0u);
@@ -294,21 +312,180 @@ TEST(Mshare, FileRegionWriteBitsAreTheRegions) {
   EXPECT_EQ(proc(k->snapshot("x"), 1).rss_file, written);
 }
 
+// Without an address the region lands on a P4D_SIZE boundary (msharefs_get_unmapped_area:
+// vm_unmapped_area with align_mask = mshare_align - 1); MAP_FIXED elsewhere is EINVAL.
+TEST(Mshare, MappingsWithoutAnAddressAreAlignedToTheUnit) {
+  const bytes kRegion = mshare_unit();
+  auto k = make("linux-6.18-mshare", {}, 16 * GiB, {{"sga", object_kind::shm, kRegion, 0, true}});
+  ASSERT_TRUE(k);
+  for (uint32_t pid = 1; pid <= 2; ++pid) {
+    ASSERT_TRUE(k->spawn(pid).ok());
+    const auto a = k->mmap(ops::mmap_object(pid, 0, 0, kRegion).shared(true));
+    ASSERT_TRUE(a.ok()) << a.error().message();
+    EXPECT_EQ(a.value() % kRegion, 0u) << pid;
+  }
+  EXPECT_FALSE(k->mmap(at(1, kBase + GiB, kRegion)).ok()) << "1 GiB-aligned, not P4D_SIZE-aligned";
+  ASSERT_EQ(k->check_invariants(), "");
+}
+
 // A fork shares the region with the child at once (no page-table copy, no fault).
 TEST(Mshare, ForkSharesTheRegion) {
-  constexpr bytes kRegion = 1 * GiB;
+  const bytes kRegion = mshare_unit();
   auto k = make("linux-6.18-mshare", {{"fork_skips_shared", "false"}}, 16 * GiB, {{"sga", object_kind::shm, kRegion, 0, true}});
   ASSERT_TRUE(k);
   ASSERT_TRUE(k->spawn(1).ok());
   ASSERT_TRUE(k->mmap(at(1, kBase, kRegion)).ok());
-  ASSERT_TRUE(k->touch(1, 0, 0, kRegion, kPage, false).ok());
+  ASSERT_TRUE(k->touch(1, 0, 0, GiB, kPage, false).ok());
   const uint64_t faults = k->faults();
   ASSERT_TRUE(k->fork(1, 2).ok());
   ASSERT_EQ(k->check_invariants(), "");
   const sample s = k->snapshot("x");
-  EXPECT_EQ(pages(s, level::pte), kRegion / kPteSpan);
-  EXPECT_EQ(proc(s, 2).rss_shmem, kRegion / kPage);
+  EXPECT_EQ(pages(s, level::pte), GiB / kPteSpan);
+  EXPECT_EQ(pages(s, level::pud), 1u);
+  EXPECT_EQ(proc(s, 2).rss_shmem, GiB / kPage);
+  EXPECT_EQ(proc(s, 2).vmpte, 0u);
   EXPECT_EQ(k->faults(), faults);
+}
+
+// A hugetlb mshare region (v3 20/22: msharefs_create_mapping with MAP_HUGETLB sets up an
+// anonymous hugetlb file the host mm maps). `pool` 2 MiB pages at boot.
+std::unique_ptr<sim_kernel> hugetlb_region(bytes region, bytes page_size, uint64_t pool, bytes memory = 16 * GiB) {
+  machine_decl m;
+  m.profile = "linux-6.18-mshare";
+  m.memory = memory;
+  m.hugepages = {{page_size, pool}};
+  return make(m, {{"sga", object_kind::hugetlb, region, page_size, true}});
+}
+
+// Processes map a hugetlb region at different addresses: the 2 MiB leaves are in the
+// host's PMD pages, under the host's PUD table that every PGD entry links. The first
+// fault of a page fills the host's table; later processes find it there (no fault, no
+// table). PageTables counts the PUD page and one PMD page per GiB touched, once; no
+// process's VmPTE or HugetlbPages counts any of it (the host mm's hugetlb_count_add).
+// The pool accounts as for any shared hugetlb mapping: one page per page faulted.
+TEST(Mshare, HugetlbRegionLeavesAreInTheHostsPmdPages) {
+  const bytes kRegion = mshare_unit();
+  constexpr bytes kHuge = 2 * MiB;
+  constexpr bytes kTouched = 3 * GiB;
+  const uint64_t pmds = kTouched / GiB, leaves = kTouched / kHuge, pool = 2048;
+  auto k = hugetlb_region(kRegion, kHuge, pool);
+  ASSERT_TRUE(k);
+  // A reserving mapping must reserve the whole region (hugetlb_reserve_pages in the host's
+  // __do_mmap): the pool is short; MAP_NORESERVE takes pages at fault.
+  ASSERT_TRUE(k->spawn(1).ok());
+  EXPECT_EQ(k->mmap(at(1, kBase, kRegion)).error().message(),
+            fmt::format("ENOMEM: the hugetlb pool of 2 MiB pages is short: this mapping must reserve {} more, the pool "
+                        "has {} free of which 0 are reserved (HugePages_Total {}, nr_overcommit_hugepages 0, "
+                        "HugePages_Surp 0)",
+                        kRegion / kHuge, pool, pool));
+  constexpr uint32_t kProcs = 4;
+  for (uint32_t pid = 1; pid <= kProcs; ++pid) {
+    if (pid > 1) {
+      ASSERT_TRUE(k->spawn(pid).ok());
+    }
+    op m = at(pid, kBase + pid * 2 * kRegion, kRegion);
+    m.noreserve = true;
+    ASSERT_TRUE(k->mmap(m).ok());
+    const uint64_t faults = k->faults();
+    ASSERT_TRUE(k->touch(pid, 0, 0, kTouched, kPage, pid % 2 == 0).ok());
+    EXPECT_EQ(k->faults() - faults, pid == 1 ? leaves : 0u) << "only the first process faults the region's pages";
+    ASSERT_EQ(k->check_invariants(), "");
+  }
+  const sample s = k->snapshot("x");
+  EXPECT_EQ(testing::levels(s), fmt::format("{},0,1,{},0", kProcs, pmds)) << "PGDs, the host's PUD and PMD pages";
+  EXPECT_EQ(s.page_tables, kProcs * 8 * KiB + (1 + pmds) * kPage);
+  EXPECT_EQ(s.mi.hugepages_total, pool);
+  EXPECT_EQ(s.mi.hugepages_free, pool - leaves);
+  EXPECT_EQ(s.mi.hugepages_rsvd, 0u);
+  for (uint32_t pid = 1; pid <= kProcs; ++pid) {
+    EXPECT_EQ(proc(s, pid).vmpte, 0u) << pid;
+    EXPECT_EQ(proc(s, pid).hugetlb, 0u) << "the host mm's HugetlbPages, not the process's";
+  }
+  // Every process maps the same pages at its own address.
+  uint64_t mapped = 0;
+  for (const pte_mapping& m : k->mappings()) {
+    EXPECT_EQ(m.size, kHuge);
+    EXPECT_EQ(m.pgoff, (m.addr - kBase - m.pid * 2 * kRegion) / kPage);
+    ++mapped;
+  }
+  EXPECT_EQ(mapped, kProcs * leaves);
+  // A whole-region mprotect changes the host's leaves, for every process.
+  ASSERT_TRUE(k->mprotect(3, 0, 0, kRegion, prot_read).ok());
+  for (const pte_mapping& m : k->mappings()) EXPECT_FALSE(m.writable) << m.pid;
+  ASSERT_TRUE(k->mprotect(3, 0, 0, kRegion, prot_read | prot_write).ok());
+  for (const pte_mapping& m : k->mappings()) EXPECT_TRUE(m.writable) << m.pid;
+  ASSERT_EQ(k->check_invariants(), "");
+  // munmap unlinks this process's PGD entry only; the last unmap frees the host's tables,
+  // and the pages stay in the region's hugetlb file.
+  for (uint32_t pid = 1; pid <= kProcs; ++pid) {
+    ASSERT_TRUE(pid % 2 ? k->munmap(pid, 0, 0, kRegion).ok() : k->exit(pid).ok());
+    ASSERT_EQ(k->check_invariants(), "");
+    const sample u = k->snapshot("x");
+    if (pid < kProcs) {
+      EXPECT_EQ(pages(u, level::pmd), pmds) << "the region's tables stay while a process maps it";
+    }
+    EXPECT_EQ(u.mi.hugepages_free, pool - leaves);
+  }
+  EXPECT_EQ(testing::levels(k->snapshot("end")), "2,0,0,0,0") << "processes 1 and 3 unmapped the region and live on";
+}
+
+// mshare's case with hugetlb inside: N clients x a 512 GiB region touched over its first
+// 300 GiB with 2 MiB pages, on a 512 GiB machine. The host's tables, derived from the
+// format: one PMD page per PMD table span touched and the one PUD table; no PTE page and
+// nothing per process but its PGD. The first client faults every page, the others none.
+TEST(Mshare, HugetlbSgaNeedsOnlyTheHostsPmdPages) {
+  const auto prof = find_profile("linux-6.18-mshare");
+  ASSERT_TRUE(prof.ok());
+  const paging_format& f = prof.value().paging;
+  const bytes kRegion = mshare_unit(), kHuge = 2 * MiB, kTouched = 300 * GiB;
+  const uint64_t pmd_pages = kTouched / f.at(f.index_of(level::pmd)).table_span(), leaves = kTouched / kHuge;
+  ASSERT_EQ(pmd_pages, 300u);
+  constexpr uint32_t kClients = 8;
+  auto k = hugetlb_region(kRegion, kHuge, leaves, 512 * GiB);
+  ASSERT_TRUE(k);
+  for (uint32_t pid = 1; pid <= kClients; ++pid) {
+    ASSERT_TRUE(k->spawn(pid).ok());
+    op m = at(pid, kBase + pid * 2 * kRegion, kRegion);
+    m.noreserve = true;
+    ASSERT_TRUE(k->mmap(m).ok());
+    ASSERT_TRUE(k->touch(pid, 0, 0, kTouched, kPage, false).ok());
+  }
+  ASSERT_EQ(k->check_invariants(), "");
+  const sample s = k->snapshot("x");
+  EXPECT_EQ(testing::levels(s), fmt::format("{},0,1,{},0", kClients, pmd_pages));
+  EXPECT_EQ(s.page_tables, kClients * 8 * KiB + (1 + pmd_pages) * kPage);
+  EXPECT_EQ(k->faults(), leaves);
+  EXPECT_EQ(s.mi.hugepages_free, 0u);
+  for (uint32_t pid = 1; pid <= kClients; ++pid) EXPECT_EQ(proc(s, pid).vmpte, 0u) << pid;
+}
+
+// 1 GiB pages: the leaves are in the host's PUD table itself, the page every process
+// links; no PMD page at all, and a process that links the table later finds every leaf.
+TEST(Mshare, HugetlbRegionOf1GiBPagesLeavesInTheSharedPudTable) {
+  const bytes kRegion = mshare_unit();
+  constexpr uint64_t kTouched = 4;  // GiB pages
+  auto k = hugetlb_region(kRegion, GiB, 8);
+  ASSERT_TRUE(k);
+  for (uint32_t pid = 1; pid <= 3; ++pid) {
+    ASSERT_TRUE(k->spawn(pid).ok());
+    op m = at(pid, kBase + pid * 2 * kRegion, kRegion);
+    m.noreserve = true;
+    ASSERT_TRUE(k->mmap(m).ok());
+    const uint64_t faults = k->faults();
+    ASSERT_TRUE(k->touch(pid, 0, 0, kTouched * GiB, kPage, true).ok());
+    EXPECT_EQ(k->faults() - faults, pid == 1 ? kTouched : 0u);
+    ASSERT_EQ(k->check_invariants(), "");
+  }
+  const sample s = k->snapshot("x");
+  EXPECT_EQ(testing::levels(s), "3,0,1,0,0");
+  EXPECT_EQ(s.page_tables, 3 * 8 * KiB + kPage);
+  EXPECT_EQ(proc(s, 2).vmpte, 0u);
+  uint64_t leaves = 0;
+  for (const pte_mapping& m : k->mappings()) leaves += m.size == GiB;
+  EXPECT_EQ(leaves, 3 * kTouched);
+  for (uint32_t pid = 1; pid <= 3; ++pid) ASSERT_TRUE(k->exit(pid).ok());
+  ASSERT_EQ(k->check_invariants(), "");
+  EXPECT_EQ(testing::levels(k->snapshot("end")), "0,0,0,0,0");
 }
 
 // Differential: one design (`sharing` with `ov`) and its unshared kernel (`plain`) run
@@ -317,7 +494,13 @@ TEST(Mshare, ForkSharesTheRegion) {
 // kernels is the same page. With `mshare`, map 0 is an mshare region, changed whole or
 // not at all.
 void differential(const char* sharing, const std::vector<std::pair<std::string, std::string>>& ov, const char* plain,
-                  bytes seg, bool mshare) {
+                  bytes seg, bool mshare, object_kind region_kind = object_kind::shm) {
+  // An mshare region is a whole P4D_SIZE (512 GiB): random ops go to its first `window`
+  // bytes (the file, map 1, is that big), touched whole never, unmapped whole sometimes.
+  const bytes region = mshare ? mshare_unit() : seg;
+  if (mshare) {
+    ASSERT_GT(region, seg);
+  }
 #ifdef VMLAB_SANITIZED
   // Every op is followed by a recount of every entry: a minute and a half under ASan at
   // 2 x 40 steps, so the sanitizer build checks one short sequence per design.
@@ -329,9 +512,21 @@ void differential(const char* sharing, const std::vector<std::pair<std::string, 
 #endif
   for (uint32_t seed = 1; seed <= kSeeds; ++seed) {
     SCOPED_TRACE(std::string(sharing) + " seed " + std::to_string(seed) + (ov.empty() ? "" : " " + ov[0].first + "=" + ov[0].second));
-    const std::vector<object_decl> objs = {{"seg", object_kind::shm, seg, 0, mshare}, {"file", object_kind::file, seg, 0}};
-    auto a = make(sharing, ov, 16 * GiB, objs);
-    auto b = make(plain, {}, 16 * GiB, objs);
+    // A hugetlb segment (2 MiB pages) is mapped MAP_NORESERVE (a 512 GiB region could not
+    // be reserved) from a pool that holds every page of the window.
+    const bool huge = region_kind == object_kind::hugetlb;
+    const bytes hpage = huge ? 2 * MiB : kPage;
+    const std::vector<object_decl> objs = {{"seg", region_kind, region, 0, mshare}, {"file", object_kind::file, seg, 0}};
+    auto build = [&](const char* profile, const std::vector<std::pair<std::string, std::string>>& o) {
+      machine_decl m;
+      m.profile = profile;
+      m.overrides = o;
+      m.memory = 16 * GiB;
+      if (huge) m.hugepages = {{hpage, seg / hpage}};
+      return make(m, objs);
+    };
+    auto a = build(sharing, ov);
+    auto b = build(plain, {});
     std::mt19937_64 rng(seed);
     auto rnd = [&](uint64_t n) { return n ? rng() % n : 0; };
     std::map<uint32_t, bool> live;
@@ -344,8 +539,9 @@ void differential(const char* sharing, const std::vector<std::pair<std::string, 
         const uint32_t pid = next++;
         // Two shapes: the shm segment at one address (read-write, shared), and the file
         // read-only and private; every process maps both, so partners abound.
-        op m1 = at(pid, kBase, seg, 0, true);
-        op m2 = at(pid, kBase + 4 * GiB, seg, 1, false, prot_read);
+        op m1 = at(pid, kBase, region, 0, true);
+        m1.noreserve = huge;
+        op m2 = at(pid, kBase + region + 4 * GiB, seg, 1, false, prot_read);
         m2.map = 1;
         d << "spawn " << pid;
         sa = a->spawn(pid);
@@ -362,14 +558,18 @@ void differential(const char* sharing, const std::vector<std::pair<std::string, 
         const uint32_t map = uint32_t(rnd(2));
         bytes off = rnd(seg / kPage) * kPage, len = (1 + rnd(1024)) * kPage;
         if (rnd(8) == 0) { off = 0; len = seg; }
+        if (huge && map == 0) {  // whole huge pages (MADV_DONTNEED of part of one is EINVAL)
+          off &= ~(hpage - 1);
+          len = round_up(len, hpage);
+        }
         len = std::min(len, seg - off);
-        const bool region = mshare && map == 0;
+        const bool in_region = mshare && map == 0;
         // A region is unmapped whole; its mprotect reaches every process (Mshare tests
         // check that: the unshared kernel has no such thing). MADV_DONTNEED of it unlinks
         // whole shared tables, more than the range: the process then maps a subset of
         // what the unshared kernel maps, which the comparison below allows.
-        if (region && r >= 78 && r < 84) { off = 0; len = seg; }
-        if (region && r >= 60 && r < 70) continue;
+        if (in_region && r >= 78 && r < 84) { off = 0; len = region; }
+        if (in_region && r >= 60 && r < 70) continue;
         d << "pid " << pid << " map " << map << " off " << off << " len " << len << ": ";
         if (r < 60) {
           const bool write = map == 0 && rnd(2);
@@ -427,6 +627,12 @@ TEST(Ptshare, DifferentialAgainstTheUnsharedKernel) {
 }
 
 TEST(Mshare, DifferentialAgainstTheUnsharedKernel) { differential("linux-6.18-mshare", {}, "linux-6.18", 1 * GiB, true); }
+
+// The same with a hugetlb region against 6.18's shared hugetlb mapping (with its PMD
+// sharing): the region's leaves are the host's, every process maps the same pages.
+TEST(Mshare, HugetlbDifferentialAgainstTheUnsharedKernel) {
+  differential("linux-6.18-mshare", {}, "linux-6.18", 1 * GiB, true, object_kind::hugetlb);
+}
 
 }  // namespace
 }  // namespace vmlab

@@ -31,7 +31,9 @@ settings=(/proc/sys/vm/nr_hugepages /proc/sys/vm/nr_overcommit_hugepages
           /sys/kernel/mm/transparent_hugepage/defrag)
 settings_now() { for f in "${settings[@]}"; do [ -r "$f" ] && echo "$f = $(cat "$f")"; done; }
 sysv_now() { [ -r /proc/sysvipc/shm ] && tail -n +2 /proc/sysvipc/shm | wc -l || echo 0; }
-var_tmp_now() { ls -d /var/tmp/vmlab-* 2>/dev/null; }
+# vmlab tiobench's directories are another command's, never a live run's: a tiobench
+# someone runs meanwhile is not this run's leftover.
+var_tmp_now() { ls -d /var/tmp/vmlab-* 2>/dev/null | grep -v '^/var/tmp/vmlab-tiobench'; }
 
 baseline_settings=$(settings_now)
 baseline_sysv=$(sysv_now)
@@ -53,7 +55,7 @@ leftovers() {
     esac
   done
   find /proc/[0-9]*/fd -maxdepth 1 \( -lname 'memfd:vmlab-*' -o -lname '/var/tmp/#*' -o -lname '/var/tmp/vmlab-*' \) \
-    -printf 'open object %p -> %l\n' 2>/dev/null
+    ! -lname '/var/tmp/vmlab-tiobench*' -printf 'open object %p -> %l\n' 2>/dev/null
   [ "$(var_tmp_now)" = "$baseline_var_tmp" ] || echo "files under /var/tmp: $(var_tmp_now | tr '\n' ' ')"
   [ "$(sysv_now)" = "$baseline_sysv" ] || echo "SysV shm segments: $(sysv_now), were $baseline_sysv"
   ls /run/vmlab/*.journal 2>/dev/null | sed 's/^/journal /'
@@ -84,7 +86,14 @@ for scen in "${scenarios[@]}"; do
       how="the next live run"
       "$vmlab" run validate/anon-64m --engine live >/dev/null || echo "kill_test: the next live run failed"
     fi
+    # Looked at under the live runs' lock (/run/vmlab/lock, flock; opened without
+    # truncating it: a killed holder's name in it is what tells the next run to recover):
+    # on a busy host another live run may start at any moment, and its workers, objects
+    # and settings are its own, not this run's leftovers; holding the lock, none is running.
+    exec {lock}>>"${VMLAB_RUN_DIR:-/run/vmlab}/lock"
+    flock "$lock"
     left=$(leftovers)
+    exec {lock}>&-
     total=$((total + 1))
     what=$([ "$rc" -eq 137 ] && echo "killed" || echo "had ended (exit $rc)")
     if [ -z "$left" ]; then

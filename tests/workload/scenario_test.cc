@@ -4,9 +4,12 @@
 #include "tests/known_profiles.h"
 
 #include <cstdio>
+#include <fmt/format.h>
 #include <map>
 
+#include "model/ptshare.h"
 #include "workload/builtin.h"
+#include "workload/op_rules.h"
 #include "workload/trace.h"
 
 namespace vmlab {
@@ -362,28 +365,57 @@ TEST(ScenarioErrors, ZeroCounts) {
             "6:13: 'processes' is 3 but only 2 processes are live");
 }
 
-// mshare regions: where the profile has them, what size, and how they are mapped.
+// mshare regions: where the profile has them, what size, and how they are mapped. The
+// unit is P4D_SIZE (mshare_align), derived from the profile's paging format: one PGD
+// entry (512 GiB) on x86-64 4-level.
 TEST(ScenarioErrors, MshareRegions) {
+  const auto prof = find_profile("linux-6.18-mshare");
+  ASSERT_TRUE(prof.ok());
+  const bytes unit = mshare_align(prof.value().paging);
+  const int pud = prof.value().paging.index_of(level::pud);
+  ASSERT_GE(pud, 1);
+  ASSERT_EQ(unit, prof.value().paging.at(pud - 1).span()) << "one entry of the level above the PUD tables";
   const std::string head = "[kernel]\nprofile = \"linux-6.18-mshare\"\n";
-  const std::string obj = "[[object]]\nname = \"sga\"\nsize = \"2GiB\"\nmshare = true\n";
-  EXPECT_EQ(where("[[object]]\nname = \"sga\"\nsize = \"2GiB\"\nmshare = true\n"),
-            "4:10: object 'sga': linux-6.18 has no mshare (msharefs regions are in linux-6.18-mshare)");
-  EXPECT_EQ(where(head + "[[object]]\nname = \"sga\"\nsize = \"1536MiB\"\nmshare = true\n"),
-            "5:8: object 'sga': an mshare region's size must be a multiple of 1 GiB (mshare_info, PUD_SIZE), not "
-            "1610612736 bytes");
+  const std::string obj = fmt::format("[[object]]\nname = \"sga\"\nsize = {}\nmshare = true\n", 2 * unit);
+  EXPECT_EQ(where(obj), "4:10: object 'sga': linux-6.18 has no mshare (msharefs regions are in linux-6.18-mshare)");
+  // msharefs_set_size: a size that is not a multiple of mshare_align is -EINVAL (no rounding).
+  EXPECT_EQ(where(head + fmt::format("[[object]]\nname = \"sga\"\nsize = {}\nmshare = true\n", unit + unit / 2)),
+            fmt::format("5:8: object 'sga': an mshare region's size must be a multiple of {} (mshare_align, P4D_SIZE: "
+                        "msharefs_set_size), not {} bytes",
+                        huge_size_text(unit), unit + unit / 2));
+  // hugetlb inside a region (v3 20/22): the region's rules first, then hugetlb's.
   EXPECT_EQ(where(head + "[[object]]\nname = \"h\"\nkind = \"hugetlb\"\nsize = \"1GiB\"\nmshare = true\n"),
-            "7:10: object 'h': hugetlb memory inside an mshare region is not modelled (shm and file regions are): its huge "
-            "PMD entries would be leaves in the region's shared tables, which vmlab's shared subtrees never hold "
-            "(docs/decisions.md, issue 10)");
+            fmt::format("6:8: object 'h': an mshare region's size must be a multiple of {} (mshare_align, P4D_SIZE: "
+                        "msharefs_set_size), not {} bytes",
+                        huge_size_text(unit), GiB));
+  const std::string huge = fmt::format("[[object]]\nname = \"sga\"\nkind = \"hugetlb\"\nsize = {}\nmshare = true\n", unit);
+  EXPECT_EQ(where(head + huge + "page_size = \"4MiB\"\n"),
+            "8:13: hugetlb object 'sga': linux-6.18-mshare has no hugetlb pages of 4194304 bytes (it has 2 MiB, 1 GiB)");
+  // Accepted, with 2 MiB and 1 GiB pages: mapped whole, shared, MAP_NORESERVE (the pool
+  // need not hold the whole region).
+  const std::string huge_grp = "[[group]]\nname = \"c\"\ncount = 2\n  [[group.map]]\n  name = \"m\"\n  object = \"sga\"\n"
+                               "  shared = true\n  noreserve = true\n[[phase]]\naction = \"touch\"\nmap = \"m\"\n"
+                               "length = \"4GiB\"\n";
+  for (const char* ps : {"", "page_size = \"1GiB\"\n"}) {
+    const op_stream ops = gen(head + "[machine]\nhugepages = { \"2MiB\" = 2048 }\n" + huge + ps + huge_grp);
+    uint64_t maps = 0;
+    for (const op& o : ops.ops) maps += o.kind == op_kind::mmap && o.object == 0 && o.noreserve && o.len == unit;
+    EXPECT_EQ(maps, 2u) << ps;
+  }
   const std::string grp = "[[group]]\nname = \"c\"\n  [[group.map]]\n  name = \"m\"\n  object = \"sga\"\n";
   EXPECT_EQ(where(head + obj + grp),
             "11:12: mshare region 'sga' is mapped MAP_SHARED only (\"mshare won't support mapping objects in it with "
             "MAP_PRIVATE\", Yznaga, 2026-02-23)");
-  EXPECT_EQ(where(head + obj + grp + "  shared = true\n  size = \"1GiB\"\n"),
-            "13:10: mshare region 'sga' is mapped whole (2147483648 bytes at offset 0), as its processes mmap the "
-            "msharefs file");
-  EXPECT_EQ(where(head + obj + grp + "  shared = true\n  addr = \"0x100000200000\"\n"),
-            "13:10: mshare region 'sga' must be mapped on a 1 GiB boundary, not at 0x100000200000");
+  EXPECT_EQ(where(head + obj + grp + fmt::format("  shared = true\n  size = {}\n", unit)),
+            fmt::format("13:10: mshare region 'sga' is mapped whole ({} bytes at offset 0), as its processes mmap the "
+                        "msharefs file",
+                        2 * unit));
+  // msharefs_get_unmapped_area: MAP_FIXED at an address not IS_ALIGNED to mshare_align is
+  // -EINVAL; here 1 GiB-aligned, the old rule's unit, and still refused.
+  const vaddr addr = 32 * unit + prof.value().paging.at(pud).span();
+  EXPECT_EQ(where(head + obj + grp + fmt::format("  shared = true\n  addr = \"{:#x}\"\n", addr)),
+            fmt::format("13:10: mshare region 'sga' must be mapped on a {} (P4D_SIZE) boundary, not at {:#x}",
+                        huge_size_text(unit), addr));
 }
 
 TEST(ScenarioErrors, UnknownNames) {
