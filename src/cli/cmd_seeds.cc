@@ -68,8 +68,8 @@ action add_seeds(CLI::App& app) {
       return &runs.emplace(std::make_pair(scenario, settings), std::move(r.value())).first->second;
     };
     // Each tiobench run (seed 003) runs once, on the sim's tiobench.
-    std::map<std::string_view, live::tiobench_run> tio_runs;
-    auto tio_of = [&](std::string_view scenario) -> result<const live::tiobench_run*> {
+    std::map<std::string_view, tiobench_run> tio_runs;
+    auto tio_of = [&](std::string_view scenario) -> result<const tiobench_run*> {
       auto it = tio_runs.find(scenario);
       if (it != tio_runs.end()) return &it->second;
       sim::tiobench_sim_options so;

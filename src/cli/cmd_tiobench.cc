@@ -60,7 +60,7 @@ struct opts {
   bool json = false, size_given = false;
 };
 
-int print_tiobench(const opts& o, const live::tiobench_run& r) {
+int print_tiobench(const opts& o, const tiobench_run& r) {
   output_options out;
   out.file = o.file;
   out.json = o.json || o.format == "json";

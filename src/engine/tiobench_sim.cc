@@ -17,8 +17,6 @@ namespace {
 
 using block::sim_ns;
 
-constexpr uint64_t kPage = 4096;  // i386
-constexpr uint32_t kSectorsPerPage = kPage / block::kSectorBytes;
 // The first partition of a DOS-labelled disk starts at sector 63 (fdisk's default then).
 constexpr uint64_t kPartitionStart = 63;
 // include/linux/swap.h SWAP_CLUSTER_MAX (2.4.0): pages written per reclaim pass.
@@ -64,13 +62,19 @@ class tiobench_sim {
  public:
   tiobench_sim(const tiobench_spec& s, const kernel_profile& p, std::unique_ptr<block::block_device> dev, costs c,
                uint64_t memory)
-      : s_(s), p_(p), dev_(std::move(dev)), c_(c), q_(elevator(p), limits(p)) {
-    file_pages_ = s.file_bytes() / kPage;
-    cluster_ = page_cluster_24(memory, kPage);
-    window_ = seq_ra_window_24(p.page_cache.ra_max / kPage, cluster_);
-    const uint64_t frames = memory / kPage;
+      : s_(s),
+        p_(p),
+        page_(p.paging.page_size()),
+        sectors_per_page_(uint32_t(page_ / block::kSectorBytes)),
+        dev_(std::move(dev)),
+        c_(c),
+        q_(elevator(p), limits(p)) {
+    file_pages_ = s.file_bytes() / page_;
+    cluster_ = page_cluster_24(memory, page_);
+    window_ = seq_ra_window_24(p.page_cache.ra_max / page_, cluster_);
+    const uint64_t frames = memory / page_;
     const uint64_t reserved = frames * p.objs.struct_page + p.objs.kernel_image;
-    cache_pages_ = (memory - std::min(memory, reserved)) / kPage;
+    cache_pages_ = (memory - std::min(memory, reserved)) / page_;
     pages_.resize(file_pages_ * s.threads);
     writeback_.assign(s.threads, 0);
     stats_.cache_pages = cache_pages_;
@@ -119,6 +123,8 @@ class tiobench_sim {
 
   tiobench_spec s_;
   const kernel_profile& p_;
+  const uint64_t page_;              // the profile's base page (PAGE_SIZE)
+  const uint32_t sectors_per_page_;  // a page's 512-byte sectors
   std::unique_ptr<block::block_device> dev_;
   costs c_;
   block::request_queue q_;
@@ -152,8 +158,8 @@ void tiobench_sim::submit(thread_state& th, uint64_t k, bool write) {
   const uint32_t file = uint32_t(k / file_pages_);
   const uint64_t page = k % file_pages_;
   block::io_request r;
-  r.sector = kPartitionStart + k * kSectorsPerPage;  // files back to back
-  r.count = kSectorsPerPage;
+  r.sector = kPartitionStart + k * sectors_per_page_;  // files back to back
+  r.count = sectors_per_page_;
   r.write = write;
   const size_t before = q_.size();
   q_.add(r, k, th.t);
@@ -259,7 +265,7 @@ bool tiobench_sim::add_page(thread_state& th, uint64_t k) {
     return true;
   }
   ps.st = pg::clean;  // a hole: block_read_full_page zero-fills it, no I/O
-  charge(th, double(kPage) * c_.copy_ns_per_byte / 2, false);
+  charge(th, double(page_) * c_.copy_ns_per_byte / 2, false);
   return true;
 }
 
@@ -376,9 +382,9 @@ bool tiobench_sim::step(thread_state& th, tiobench_test t) {
   if (!th.in_op) {
     th.in_op = true;
     th.op_start = th.t;
-    th.op_page = off / kPage;
+    th.op_page = off / page_;
   }
-  const uint64_t last = (off + s_.block_bytes - 1) / kPage;
+  const uint64_t last = (off + s_.block_bytes - 1) / page_;
   for (; th.op_page <= last; ++th.op_page)
     if (!touch_page(th, t, th.op_page)) return false;
   charge(th, double(s_.block_bytes) * c_.copy_ns_per_byte, true);
@@ -469,7 +475,7 @@ result<std::vector<tiobench_test_result>> tiobench_sim::run() {
 
 }  // namespace
 
-result<live::tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tiobench_sim_options& o,
+result<tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tiobench_sim_options& o,
                                             tiobench_sim_stats* stats) {
   if (status v = validate_tiobench(s); !v.ok()) return v;
   if (!s.mmap)
@@ -487,8 +493,9 @@ result<live::tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tioben
   if (!dev) return status::invalid_argument(err);
   if (s.file_bytes() / block::kSectorBytes * s.threads + kPartitionStart > dev->capacity_sectors())
     return status::invalid_argument("--size does not fit on " + dev->describe());
-  if (s.block_bytes % kPage != 0)
-    return status::not_supported("the sim's tiobench needs --block to be a multiple of 4096 (whole pages)");
+  if (const uint64_t page = p.value().paging.page_size(); s.block_bytes % page != 0)
+    return status::not_supported("the sim's tiobench needs --block to be a multiple of " + std::to_string(page) +
+                                 " (" + p.value().name + "'s page: whole pages)");
   const block::cpu_cost* copy = block::find_cpu_cost("copy", o.cpu);
   const block::cpu_cost* fault = block::find_cpu_cost("file_fault", o.cpu);
   const block::cpu_cost* sub = block::find_cpu_cost("readahead_page", o.cpu);
@@ -498,7 +505,7 @@ result<live::tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tioben
   auto tests = sim.run();
   if (!tests.ok()) return tests.error();
   if (stats) *stats = sim.stats();
-  live::tiobench_run run;
+  tiobench_run run;
   run.spec = s;
   run.engine = "sim";
   run.identifier = o.profile;

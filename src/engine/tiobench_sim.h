@@ -38,7 +38,6 @@
 
 #include <string>
 
-#include "engine/live/tiobench_runner.h"
 #include "vmlab/status.h"
 #include "workload/tiobench.h"
 
@@ -63,7 +62,7 @@ struct tiobench_sim_stats {
 // REQUIRES nothing: a spec or option the sim cannot run is a status (invalid_argument for
 // an unknown profile, device or cpu; not_supported for pread mode, O_DIRECT, or a profile
 // without 2.4's mapped read-around).
-result<live::tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tiobench_sim_options& o,
+result<tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tiobench_sim_options& o,
                                             tiobench_sim_stats* stats = nullptr);
 
 }  // namespace vmlab::sim

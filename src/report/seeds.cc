@@ -99,19 +99,19 @@ nlohmann::json number(double v) {
 }
 
 // Seed 003's rates: tiobench's "MB/s" are 2^20 bytes per second (tiotest.c).
-std::optional<double> tiobench_rate(const live::tiobench_run& r, tiobench_test t) {
+std::optional<double> tiobench_rate(const tiobench_run& r, tiobench_test t) {
   for (const auto& x : r.tests)
     if (x.test == t) return x.rate_mb_s(r.spec.block_bytes);
   return std::nullopt;
 }
-std::optional<double> tio_write(const live::tiobench_run& r) { return tiobench_rate(r, tiobench_test::write); }
-std::optional<double> tio_random_write(const live::tiobench_run& r) { return tiobench_rate(r, tiobench_test::random_write); }
-std::optional<double> tio_read(const live::tiobench_run& r) { return tiobench_rate(r, tiobench_test::read); }
-std::optional<double> tio_random_read(const live::tiobench_run& r) { return tiobench_rate(r, tiobench_test::random_read); }
+std::optional<double> tio_write(const tiobench_run& r) { return tiobench_rate(r, tiobench_test::write); }
+std::optional<double> tio_random_write(const tiobench_run& r) { return tiobench_rate(r, tiobench_test::random_write); }
+std::optional<double> tio_read(const tiobench_run& r) { return tiobench_rate(r, tiobench_test::read); }
+std::optional<double> tio_random_read(const tiobench_run& r) { return tiobench_rate(r, tiobench_test::random_read); }
 
 // A seed-003 rate: the "2.4.1pre3 + Marcelo's patch" row, 25% (issue 9).
 seed_figure tiobench_figure(std::string_view metric, double paper, std::string_view note,
-                            std::optional<double> (*extract)(const live::tiobench_run&)) {
+                            std::optional<double> (*extract)(const tiobench_run&)) {
   return {"003", "tiobench/seed-003", metric, paper, "MiB/s", note, 0.25, nullptr, "", false, "", 0, 0, true, extract};
 }
 
@@ -217,7 +217,7 @@ tiobench_spec seed_tiobench_spec(std::string_view scenario) {
   return s;
 }
 
-seed_check check_seed_figure(const seed_figure& f, const live::tiobench_run& r) {
+seed_check check_seed_figure(const seed_figure& f, const tiobench_run& r) {
   seed_check c;
   c.figure = &f;
   c.vmlab = f.extract_tiobench ? f.extract_tiobench(r) : std::nullopt;

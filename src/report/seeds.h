@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/live/tiobench_runner.h"
+#include "workload/tiobench.h"
 #include "report/units.h"
 #include "vmlab/run_result.h"
 
@@ -51,7 +51,7 @@ struct seed_figure {
   bool published = true;
   // A tiobench figure (seed 003): vmlab's value from the sim's tiobench run of the spec
   // seed_tiobench_spec(scenario) gives, instead of `extract` on a scenario's result.
-  std::optional<double> (*extract_tiobench)(const live::tiobench_run&) = nullptr;
+  std::optional<double> (*extract_tiobench)(const tiobench_run&) = nullptr;
 };
 
 // The tiobench run a tiobench figure's `scenario` names ("tiobench/seed-003").
@@ -72,7 +72,7 @@ struct seed_check {
 // `minus`: the run of f.minus, for a difference figure (else unused).
 seed_check check_seed_figure(const seed_figure& f, const run_result& r, const run_result* minus = nullptr);
 // A tiobench figure (f.extract_tiobench set) against the sim's tiobench run.
-seed_check check_seed_figure(const seed_figure& f, const live::tiobench_run& r);
+seed_check check_seed_figure(const seed_figure& f, const tiobench_run& r);
 
 // {"figures":[{"seed","metric","paper","vmlab","rel_error","unit","tolerance","band","scenario",
 // "settings","note","ok"}, ...]}; vmlab and rel_error are null when the result lacks the figure;

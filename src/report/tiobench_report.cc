@@ -15,7 +15,7 @@ const tiobench_test kTableOrder[] = {tiobench_test::read, tiobench_test::random_
 
 }  // namespace
 
-std::string format_tiobench_table(const live::tiobench_run& r) {
+std::string format_tiobench_table(const tiobench_run& r) {
   const tiobench_spec& s = r.spec;
   std::string out =
       "Unit information\n"
@@ -50,7 +50,7 @@ std::string format_tiobench_table(const live::tiobench_run& r) {
   return out;
 }
 
-nlohmann::json tiobench_json(const live::tiobench_run& r) {
+nlohmann::json tiobench_json(const tiobench_run& r) {
   const tiobench_spec& s = r.spec;
   nlohmann::json j;
   j["schema_version"] = 1;

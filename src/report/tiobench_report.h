@@ -5,11 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/live/tiobench_runner.h"
+#include "workload/tiobench.h"
 
 namespace vmlab {
 
-std::string format_tiobench_table(const live::tiobench_run& r);
-nlohmann::json tiobench_json(const live::tiobench_run& r);
+std::string format_tiobench_table(const tiobench_run& r);
+nlohmann::json tiobench_json(const tiobench_run& r);
 
 }  // namespace vmlab

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "vmlab/status.h"
 
@@ -74,6 +75,16 @@ struct tiobench_test_result {
   [[nodiscard]] double rate_mb_s(uint32_t block_bytes) const;
   [[nodiscard]] double cpu_percent() const;  // 100 (utime + stime) / seconds, tiobench.pl's cpu
   [[nodiscard]] double cpu_eff(uint32_t block_bytes) const;  // rate / (cpu / 100 + 0.00001)
+};
+
+// A whole run, on either engine: what the reports print.
+struct tiobench_run {
+  tiobench_spec spec;
+  std::string engine = "live";
+  std::string identifier;  // live: uname -r, as tiobench.pl's default; sim: the profile
+  std::string dir;         // where the files were (sim: the simulated disk and memory)
+  bool temp_dir = false;   // vmlab made (and removed) it
+  std::vector<tiobench_test_result> tests;  // in kTiobenchOrder
 };
 
 }  // namespace vmlab

@@ -23,12 +23,12 @@ double seed_rate(tiobench_test t) {
   return 0;
 }
 
-const live::tiobench_run& seed_run() {
-  static const live::tiobench_run r = sim::run_tiobench_sim(seed_tiobench_spec("tiobench/seed-003"), {}).value();
+const tiobench_run& seed_run() {
+  static const tiobench_run r = sim::run_tiobench_sim(seed_tiobench_spec("tiobench/seed-003"), {}).value();
   return r;
 }
 
-double rate_of(const live::tiobench_run& r, tiobench_test t) {
+double rate_of(const tiobench_run& r, tiobench_test t) {
   for (const auto& x : r.tests)
     if (x.test == t) return x.rate_mb_s(r.spec.block_bytes);
   return 0;
@@ -49,7 +49,7 @@ TEST(TiobenchSim, Seed003SequentialReadWithin25Percent) { expect_within_25(tiobe
 TEST(TiobenchSim, DISABLED_Seed003RandomReadWithin25Percent) { expect_within_25(tiobench_test::random_read); }
 
 TEST(TiobenchSim, Seed003RunShape) {
-  const live::tiobench_run& r = seed_run();
+  const tiobench_run& r = seed_run();
   EXPECT_EQ(r.engine, "sim");
   ASSERT_EQ(r.tests.size(), 4u);
   for (size_t i = 0; i < 4; ++i) {

@@ -37,15 +37,6 @@ struct tiobench_live_options {
   std::string dir;  // empty: a new directory under $TMPDIR or /var/tmp, removed afterwards
 };
 
-struct tiobench_run {
-  tiobench_spec spec;
-  std::string engine = "live";
-  std::string identifier;  // uname -r, as tiobench.pl's default
-  std::string dir;         // where the files were
-  bool temp_dir = false;   // vmlab made (and removed) it
-  std::vector<tiobench_test_result> tests;  // in kTiobenchOrder
-};
-
 result<tiobench_run> run_tiobench_live(const tiobench_spec& s, const tiobench_live_options& o);
 
 }  // namespace vmlab::live
