@@ -312,10 +312,12 @@ uint64_t filemap_write_and_wait(kernel& k, int32_t obj, uint64_t pg, uint64_t n)
 
 namespace {
 
-// Adds the uncached pages of [pg, pg + n); with `access`, the cached ones are marked
-// accessed (mark_page_accessed: PG_referenced, vmscan.h). A reclaim point comes before
-// each word: a read may be larger than memory, and reclaim then takes its own first pages.
-bool fill_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n, bool access) {
+// Adds the uncached pages of [pg, pg + n), counting them in *added; with `access`, the
+// cached ones are marked accessed (mark_page_accessed: PG_referenced, vmscan.h); with
+// `dirty`, every page is dirtied as its word is copied. A reclaim point comes before each
+// word: a read or write may be larger than memory, and reclaim then takes its own first
+// pages (already dirtied, so written back first).
+bool fill_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n, bool access, bool dirty, uint64_t* added) {
   const uint64_t end = pg + n;
   for (uint64_t p = pg; p < end;) {
     const uint64_t w = p / 64, lo = p % 64, hi = std::min<uint64_t>(64, end - w * 64);
@@ -325,6 +327,8 @@ bool fill_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n, bool access) {
     const uint64_t cached = span & o.resident.word(w);
     if (access && cached && o.kind == object_kind::file) o.referenced.word_ref(w) |= cached;
     if (!add_to_page_cache_word(k, obj, w, span & ~cached)) return false;
+    *added += uint64_t(popcount64(span & ~cached));
+    if (dirty) filemap_dirty_range(k, obj, w * 64 + lo, hi - lo);
     p = w * 64 + hi;
   }
   return true;
@@ -339,19 +343,17 @@ bool filemap_read(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
   const bool sequential = pg == 0 || pg == o.ra_next;
   const uint64_t ra = sequential ? k.geo.pages(k.prof.page_cache.ra_max) : 0;
   const uint64_t end = std::min(o.nr_pages, pg + n + ra);
-  const uint64_t before = o.nr_resident;
-  if (!fill_range(k, obj, pg, std::min(n, o.nr_pages - pg), true)) return false;
-  const uint64_t asked = o.nr_resident - before;
-  if (end > pg + n && !fill_range(k, obj, pg + n, end - pg - n, false)) return false;
-  k.fm.ra_pages += o.nr_resident - before - asked;
+  uint64_t asked = 0, ahead = 0;
+  if (!fill_range(k, obj, pg, std::min(n, o.nr_pages - pg), true, false, &asked)) return false;
+  if (end > pg + n && !fill_range(k, obj, pg + n, end - pg - n, false, false, &ahead)) return false;
+  k.fm.ra_pages += ahead;
   o.ra_next = pg + n;
   return true;
 }
 
 bool filemap_write(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
-  if (!fill_range(k, obj, pg, n, true)) return false;
-  filemap_dirty_range(k, obj, pg, n);
-  return true;
+  uint64_t added = 0;
+  return fill_range(k, obj, pg, n, true, true, &added);
 }
 
 }  // namespace vmlab

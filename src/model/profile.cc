@@ -65,16 +65,16 @@ kernel_profile linux_2_5_26() {
 // mm/vmscan.c), 64-byte struct page, filemap_nopage's read-around and MADV_SEQUENTIAL
 // read-ahead (readaround_24.h), read()'s MAX_READAHEAD of 31 pages, kupdate's 5-second
 // write-back of inodes' dirty pages, the linus elevator with 2.4.0's passovers and IDE's
-// request limits. Not modelled: page aging, the
-// active/inactive_dirty/inactive_clean lists, swap_out's page-table scan and
-// page_launder (the tiobench sim evicts in insertion order, tiobench_sim.h), the global
+// request limits, swap_out's round-robin page-table scan (vmscan.h). Not modelled: page
+// aging and the active/inactive_dirty/inactive_clean lists (one list with a second chance,
+// vmscan.h), page_launder (the tiobench sim evicts in insertion order, tiobench_sim.h), the global
 // page_hash_table (the page cache keeps 2.5's radix-tree accounting), the buffer cache.
 kernel_profile linux_2_4() {
   kernel_profile p = linux_2_5_26();
   p.name = "linux-2.4";
   p.description =
       "Linux 2.4.1, i386 2-level, no rmap (swap_out scans page tables), 2.4 read-around and linus elevator: seed "
-      "003's kernel (page aging, swap_out and page_launder not modelled)";
+      "003's kernel (page aging and page_launder not modelled)";
   p.rmap = {};                                   // no reverse map until 2.5.27
   p.objs.pte_chain = {};
   p.meminfo = {.reverse_maps = false, .mapped = false, .mapped_counts_anon = false};
@@ -246,7 +246,8 @@ kernel_profile linux_6_18() {
             .huge_zero_page = true, .zero_wp_allocates = true};
   p.meminfo.hugetlb_total = true;
   // min_free_kbytes clamped to 262144 (5.7), watermark_scale_factor 10 (4.6), and THP's
-  // recommended min_free_kbytes (2.6.38+). On this project's 24 GiB 6.18 host that gives
+  // recommended min_free_kbytes (2.6.38+). On this project's 6.18 host (3 zones managing
+  // 2,808,306 pages) that gives
   // min_free_kbytes 67584 and, summed over DMA/DMA32/Normal, min 16,896 / low 21,120 /
   // high 25,344 pages, against /proc/zoneinfo's 16,895 / 21,117 / 25,339.
   p.reclaim.min_free_max_kb = 262144;

@@ -307,6 +307,9 @@ uint64_t shrink_page_cache(kernel& k, uint64_t nr) {
         continue;
       }
       if (mapped) {
+        // Two walks, as shrink_folio_list does them: folio_check_references finds no young
+        // PTE, then try_to_unmap clears them.
+        k.rmap->object_walk_work(k, c.obj, pg, c.covering[i], c.ptes[i], w);
         k.rmap->object_walk_work(k, c.obj, pg, c.covering[i], c.ptes[i], w);
         l.st.unmapped += c.ptes[i];
         w.unmapped += c.ptes[i];

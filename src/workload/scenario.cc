@@ -690,7 +690,7 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
     table_reader p(src, *t, "[[phase]]");
     if (status s = p.check_keys({"name", "group", "action", "map", "offset", "length", "ranges", "pattern", "stride",
                                  "fraction", "theta", "write", "prot", "advice", "children", "into", "processes", "sample",
-                                 "object", "file_offset", "request", "iovecs", "direct"});
+                                 "object", "file_offset", "request", "iovecs", "direct", "size"});
         !s.ok())
       return s;
     phase_spec ph;
