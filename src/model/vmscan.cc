@@ -256,7 +256,7 @@ void lru_unadd(kernel& k, int32_t obj, uint64_t pg) {
 uint64_t shrink_page_cache(kernel& k, uint64_t nr) {
   lru_state& l = k.lru;
   const bool by_rmap = k.rmap->object_walk_work != nullptr;
-  uint64_t freed = 0, scanned = 0, pending = 0;
+  uint64_t freed = 0, scanned = 0, pending = 0, pending_ptes = 0;
   rmap_work w;
   // Every page may be looked at a few times (a second chance, then 2.4's wait for
   // swap_out); past that what is left cannot be evicted (mlocked, shared tables).
@@ -264,8 +264,9 @@ uint64_t shrink_page_cache(kernel& k, uint64_t nr) {
   chunk c;
   while (freed < nr && !l.runs.empty() && scanned < limit) {
     if (pending >= std::max(kSwapClusterMax, std::min(nr - freed, l.nr_pages))) {
-      swap_out(k, pending);
-      pending = 0;
+      // As many PTEs as map the pages waiting (a page is freed only when its last goes).
+      swap_out(k, pending_ptes);
+      pending = pending_ptes = 0;
     }
     lru_run& head = l.runs.front();
     c.obj = head.obj;
@@ -304,6 +305,7 @@ uint64_t shrink_page_cache(kernel& k, uint64_t nr) {
         // 2.4: nothing leads from the page to its PTEs; swap_out will clear some.
         push_tail(k, c.obj, pg, 1);
         ++pending;
+        pending_ptes += c.ptes[i];
         continue;
       }
       if (mapped) {
@@ -329,7 +331,7 @@ uint64_t shrink_page_cache(kernel& k, uint64_t nr) {
       ++freed;
     }
   }
-  if (pending && freed < nr) swap_out(k, pending);
+  if (pending && freed < nr) swap_out(k, pending_ptes);
   l.st.work += w;
   k.rm.work += w;
   l.st.scanned += scanned;

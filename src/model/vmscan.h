@@ -31,9 +31,12 @@
 //    mapped pages, swap_out() scans the processes' page tables from where it last stopped
 //    (swap_mm, swap_address), round robin: a PTE of a referenced page loses the bit
 //    (age_page_up), the PTE of an unreferenced file page is cleared (try_to_swap_out drops
-//    the mapping; the page stays in the cache, now unmapped), until SWAP_CLUSTER_MAX PTEs
-//    are cleared or every table was seen twice. Every entry it looks at is counted
-//    (rmap_work::ptes_scanned). Then the list is scanned again.
+//    the mapping; the page stays in the cache, now unmapped), until as many PTEs are
+//    cleared as map the pages waiting (at least SWAP_CLUSTER_MAX pages wait), or every
+//    process was scanned twice. Every entry it looks at is counted (rmap_work::
+//    ptes_scanned). Then the list is scanned again. (2.4.1's swap_out sizes its effort by
+//    priority and swap_cnt instead; the model asks for what frees the waiting pages, so
+//    that the pages asked for are freed and the scanning that costs is counted.)
 //
 // Watermarks. Reclaim runs at the model's safe points (the start of an op, each PTE table
 // a range touch or a fault works on, each word of pages a read adds) when free memory is
