@@ -45,7 +45,7 @@ struct object_decl {
 // read covers read(2) and pread(2) (every read names its file offset), write covers
 // write(2) and pwrite(2); readv(2) reads into `count` iovecs; fsync(2) the object;
 // msync(MS_SYNC) a range of a mapping.
-enum class op_kind : uint8_t { spawn, fork, exit, mmap, munmap, mprotect, madvise, touch, phase, read, readv, write, fsync, msync };
+enum class op_kind : uint8_t { spawn, fork, exit, mmap, munmap, mprotect, madvise, touch, phase, read, readv, write, fsync, msync, reclaim };
 
 // Protection bits, as PROT_READ / PROT_WRITE.
 enum prot_bits : uint8_t { prot_none = 0, prot_read = 1, prot_write = 2 };
@@ -104,6 +104,8 @@ struct op {
   // model): `count` iovecs (1 for read/write) of len/count bytes, iovec i at offset
   // off + i * stride of the mapping (stride 0: back to back). `direct`: O_DIRECT.
   // fsync: `object`. msync: [off, off+len) of mapping `map`.
+  // reclaim: kernel-wide (pid 0), up to `len` bytes of page cache through the LRU (0: all
+  // that can be evicted): memory.reclaim's work, the scenario's memory pressure.
   bool buffer = false;
   bool direct = false;
 

@@ -143,6 +143,12 @@ inline op_builder fsync(uint32_t pid, int32_t object) {
 inline op_builder msync(uint32_t pid, uint32_t map, bytes off, bytes len) {
   return detail::range(op_kind::msync, pid, map, off, len);
 }
+// reclaim: up to len bytes of page cache, kernel-wide (0: everything evictable).
+inline op_builder reclaim(bytes len = 0) {
+  op o = detail::make(op_kind::reclaim, 0);
+  o.len = len;
+  return op_builder(std::move(o));
+}
 inline op_builder phase(std::string name) {
   op o = detail::make(op_kind::phase, 0);
   o.name = std::move(name);

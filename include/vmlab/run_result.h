@@ -132,6 +132,28 @@ struct rmap_work {
   uint64_t pt_walks = 0;         // page-table walks (page_vma_mapped_walk / ptep_to_mm+find_vma)
   uint64_t ptes_scanned = 0;     // PTEs examined by a page-table scan (2.4 swap_out)
   uint64_t unmapped = 0;         // PTEs cleared
+  rmap_work& operator+=(const rmap_work& o) {
+    walks += o.walks;
+    chain_entries += o.chain_entries;
+    chain_objects += o.chain_objects;
+    vmas_visited += o.vmas_visited;
+    pt_walks += o.pt_walks;
+    ptes_scanned += o.ptes_scanned;
+    unmapped += o.unmapped;
+    return *this;
+  }
+  bool operator==(const rmap_work&) const = default;
+};
+
+// Page reclaim (sim; src/model/vmscan.h), as /proc/vmstat counts it: pages scanned on the
+// LRU (pgscan), evicted (pgsteal), given a second chance because they were referenced
+// (pgrotated), kept because an mlocked VMA or a shared page table maps them, PTEs cleared
+// to evict mapped pages, dirty pages written by reclaim (pageout), and the rmap work of
+// finding the PTEs (page_referenced and try_to_unmap walks; 2.4: swap_out's scan).
+struct reclaim_stats {
+  uint64_t scanned = 0, reclaimed = 0, rotated = 0, kept = 0, unmapped = 0, written = 0;
+  uint64_t swap_out_calls = 0;  // 2.4: swap_out() passes
+  rmap_work work;
 };
 
 // An op the kernel refused or that killed a process, reported as the kernel would.
@@ -194,6 +216,7 @@ struct run_result {
   // flush_tlb_all() calls those cost (pmd_clear_flush in pt_unshare_range).
   bool shares_page_tables = false;
   uint64_t pt_attaches = 0, pt_unshares = 0, tlb_flush_all = 0;
+  reclaim_stats reclaim;  // sim: page reclaim over the run (all zero when none ran)
   std::vector<sample> samples;  // in op order; the last one is "end"
   peaks peak;
   std::vector<op_failure> failures;

@@ -102,6 +102,13 @@ class sim_kernel {
   [[nodiscard]] uint64_t cow_faults() const;
   // The page cache's work over the run: pages written back, pages read ahead.
   [[nodiscard]] std::array<uint64_t, 2> page_cache_counts() const;
+  // Proactive reclaim of up to len bytes of page cache through the LRU (memory.reclaim's
+  // work; len 0: everything evictable). It reclaims what it can and never fails: what it
+  // did is in reclaim_counts().
+  status reclaim(bytes len);
+  [[nodiscard]] const reclaim_stats& reclaim_counts() const;
+  // The zone watermarks, summed over the zones, in pages: min, low, high (vmscan.h).
+  [[nodiscard]] std::array<uint64_t, 3> watermarks() const;
   // Shared page tables (ptshare.h): attaches, unshares, flush_tlb_all() calls.
   [[nodiscard]] std::array<uint64_t, 3> ptshare_counts() const;
   [[nodiscard]] bool has_process(uint32_t pid) const;

@@ -30,6 +30,7 @@ status apply_op(sim_kernel& k, const op& o) {
     case op_kind::write: return k.file_io(o);
     case op_kind::fsync: return k.fsync(o.pid, o.object);
     case op_kind::msync: return k.msync(o.pid, o.map, o.off, o.len);
+    case op_kind::reclaim: return k.reclaim(o.len);
     case op_kind::phase: return {};
   }
   return {};
@@ -172,6 +173,7 @@ result<run_result> run_sim(const op_stream& s, const sim_options& opt) {
   r.pt_attaches = shared[0];
   r.pt_unshares = shared[1];
   r.tlb_flush_all = shared[2];
+  r.reclaim = k.reclaim_counts();
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.cpu_seconds = cpu_now() - c0;
   return r;

@@ -494,6 +494,7 @@ std::string sim_kernel::check_invariants() const {
   }
   if (cache != k.pm.used(page_use::cache)) rc.err << "page cache " << k.pm.used(page_use::cache) << " != recount " << cache << "; ";
   check_page_cache(k, rc);
+  if (std::string lru = check_lru(k); !lru.empty()) rc.err << lru << "; ";
   check_rmap(k, rc);
   check_kmem(k, rc);
   return rc.err.str();

@@ -200,7 +200,20 @@ bool add_to_page_cache_word(kernel& k, int32_t obj, uint64_t w, uint64_t bits) {
   }
   o.nr_resident += n;
   if (o.kind != object_kind::hugetlb) note_cached(k, n);
+  // lru_cache_add: each run of consecutive pages onto reclaim's list (file pages only).
+  for (uint64_t b = bits; b;) {
+    const uint32_t lo = uint32_t(__builtin_ctzll(b));
+    const uint64_t from = b >> lo;
+    const uint32_t len = ~from == 0 ? 64 - lo : uint32_t(__builtin_ctzll(~from));
+    lru_add(k, obj, w * 64 + lo, len);
+    b = lo + len >= 64 ? 0 : b & (~uint64_t{0} << (lo + len));
+  }
   return true;
+}
+
+void undo_add_to_page_cache(kernel& k, int32_t obj, uint64_t pg) {
+  lru_unadd(k, obj, pg);
+  remove_from_page_cache(k, obj, pg);
 }
 
 bool add_to_page_cache_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
@@ -209,8 +222,9 @@ bool add_to_page_cache_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
     const uint64_t w = p / 64, lo = p % 64, hi = std::min<uint64_t>(64, end - w * 64);
     const uint64_t bits = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
     if (!add_to_page_cache_word(k, obj, w, bits)) {
-      // Undo what this call added: it leaves nothing changed.
-      for (uint64_t q = pg; q < p; ++q) remove_from_page_cache(k, obj, q);
+      // Undo what this call added, last page first (as it went onto reclaim's list): it
+      // leaves nothing changed.
+      for (uint64_t q = p; q-- > pg;) undo_add_to_page_cache(k, obj, q);
       return false;
     }
     p = w * 64 + hi;
@@ -241,6 +255,7 @@ void remove_from_page_cache(kernel& k, int32_t obj, uint64_t pg) {
   mem_object& o = k.objects[size_t(obj)];
   const uint64_t w = pg / 64;
   o.resident.put(pg, false);
+  o.referenced.put(pg, false);
   --o.nr_resident;
   k.pm.free(page_use::cache, 1);
   if (o.kind != object_kind::hugetlb) --k.fm.nr_cached;
@@ -297,14 +312,23 @@ uint64_t filemap_write_and_wait(kernel& k, int32_t obj, uint64_t pg, uint64_t n)
 
 namespace {
 
-// Adds the uncached pages of [pg, pg + n).
-bool fill_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
-  mem_object& o = k.objects[size_t(obj)];
+// Adds the uncached pages of [pg, pg + n), counting them in *added; with `access`, the
+// cached ones are marked accessed (mark_page_accessed: PG_referenced, vmscan.h); with
+// `dirty`, every page is dirtied as its word is copied. A reclaim point comes before each
+// word: a read or write may be larger than memory, and reclaim then takes its own first
+// pages (already dirtied, so written back first).
+bool fill_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n, bool access, bool dirty, uint64_t* added) {
   const uint64_t end = pg + n;
   for (uint64_t p = pg; p < end;) {
     const uint64_t w = p / 64, lo = p % 64, hi = std::min<uint64_t>(64, end - w * 64);
     const uint64_t span = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
-    if (!add_to_page_cache_word(k, obj, w, span & ~o.resident.word(w))) return false;
+    reclaim_point(k, 64 + k.prof.paging.nr_levels);
+    mem_object& o = k.objects[size_t(obj)];
+    const uint64_t cached = span & o.resident.word(w);
+    if (access && cached && o.kind == object_kind::file) o.referenced.word_ref(w) |= cached;
+    if (!add_to_page_cache_word(k, obj, w, span & ~cached)) return false;
+    *added += uint64_t(popcount64(span & ~cached));
+    if (dirty) filemap_dirty_range(k, obj, w * 64 + lo, hi - lo);
     p = w * 64 + hi;
   }
   return true;
@@ -319,19 +343,17 @@ bool filemap_read(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
   const bool sequential = pg == 0 || pg == o.ra_next;
   const uint64_t ra = sequential ? k.geo.pages(k.prof.page_cache.ra_max) : 0;
   const uint64_t end = std::min(o.nr_pages, pg + n + ra);
-  const uint64_t before = o.nr_resident;
-  if (!fill_range(k, obj, pg, std::min(n, o.nr_pages - pg))) return false;
-  const uint64_t asked = o.nr_resident - before;
-  if (end > pg + n && !fill_range(k, obj, pg + n, end - pg - n)) return false;
-  k.fm.ra_pages += o.nr_resident - before - asked;
+  uint64_t asked = 0, ahead = 0;
+  if (!fill_range(k, obj, pg, std::min(n, o.nr_pages - pg), true, false, &asked)) return false;
+  if (end > pg + n && !fill_range(k, obj, pg + n, end - pg - n, false, false, &ahead)) return false;
+  k.fm.ra_pages += ahead;
   o.ra_next = pg + n;
   return true;
 }
 
 bool filemap_write(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
-  if (!fill_range(k, obj, pg, n)) return false;
-  filemap_dirty_range(k, obj, pg, n);
-  return true;
+  uint64_t added = 0;
+  return fill_range(k, obj, pg, n, true, true, &added);
 }
 
 }  // namespace vmlab

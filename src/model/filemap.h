@@ -44,8 +44,9 @@
 //  3. nr_cached = the cached pages of every shm and file object; nr_dirty, nr_writeback
 //     likewise from the dirty and writeback bitmaps; dirty and writeback pages are cached.
 //
-// Where reclaim will go: remove_from_page_cache() drops a clean, unmapped page and the
-// nodes it leaves empty (the end of shrink_folio_list's __remove_mapping).
+// Reclaim (vmscan.h) ends here: remove_from_page_cache() drops a clean, unmapped page and
+// the nodes it leaves empty (the end of shrink_folio_list's __remove_mapping). Pages of
+// file objects go onto reclaim's list as they enter (lru_cache_add).
 #pragma once
 
 #include <cstdint>
@@ -101,8 +102,12 @@ bool add_to_page_cache_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n);
 // A shmem THP folio of the `n` pages at `first` (n / 64 whole words, none cached; the
 // frames are already allocated): one multi-index entry, no level-1 node.
 bool add_huge_folio(kernel& k, int32_t obj, uint64_t first, uint64_t n);
-// Drops cached page pg. REQUIRES: cached, clean, no writeback, mapped by no PTE.
+// Drops cached page pg. REQUIRES: cached, clean, no writeback, mapped by no PTE, and off
+// reclaim's list (vmscan.h).
 void remove_from_page_cache(kernel& k, int32_t obj, uint64_t pg);
+// Takes back page pg, the last one an add above put into the cache: off reclaim's list,
+// then out of the cache (an allocation after it failed).
+void undo_add_to_page_cache(kernel& k, int32_t obj, uint64_t pg);
 
 // Marks pages [pg, pg + n) dirty (set_page_dirty; a file object only: shmem's are not
 // accounted). REQUIRES: cached.

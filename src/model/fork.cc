@@ -111,7 +111,7 @@ status copy_level(kernel& k, mm_struct& dst, const vm_area_struct& v, int idx, p
           addr + span > addr && pt_install_uniform(k, dst, dd, i, idx + 1, full)) {
         if (full) {
           object_rss(k, dst, v) += span >> k.geo.shift;
-          rmap_add_object_range(k, span >> k.geo.shift);
+          rmap_add_object_range(k, v.object, v.pgoff_at(addr, k.geo.shift), span >> k.geo.shift);
         }
         addr = next;
         continue;

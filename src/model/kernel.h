@@ -24,6 +24,7 @@
 #include "model/rmap.h"
 #include "model/profile.h"
 #include "model/ptshare.h"
+#include "model/vmscan.h"
 #include "vmlab/status.h"
 
 namespace vmlab {
@@ -67,6 +68,7 @@ struct kernel {
   uint64_t faults = 0;
   uint64_t cow_faults = 0;
   filemap_stat fm;  // the page cache's counters (filemap.h)
+  lru_state lru;    // reclaim's list and watermarks (vmscan.h)
   peaks peak;  // maxima over the run, kept at the alloc sites
   // One-entry walk cache: the PTE table last found for (mm, table-aligned address).
   // Cleared whenever any table is freed.
@@ -76,6 +78,28 @@ struct kernel {
 };
 
 std::string fmt_hex(uint64_t v);
+
+// A safe point for reclaim (vmscan.h): the next step may allocate up to `need` pages, and
+// nothing the caller holds points into page tables another mm's reclaim could change.
+// Nothing at all happens while no page is evictable (no file object cached).
+inline void reclaim_point(kernel& k, uint64_t need) {
+  if (k.lru.nr_pages == 0) return;
+  if (k.pm.total_pages() - k.pm.used() >= k.lru.wmark_low + need) return;
+  balance_pgdat(k, need);
+}
+
+// PG_referenced for the object pages bit b of m: pg0 + b (vmscan.h): a PTE now maps them
+// (the young bit a fault leaves). File objects only: the pages on reclaim's list.
+inline void mark_referenced_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m) {
+  mem_object& o = k.objects[static_cast<size_t>(obj)];
+  if (o.kind != object_kind::file || !m) return;
+  if (pg0 < 0) {  // the word starts before the object (a VMA not aligned to 64 pages)
+    m >>= uint64_t(-pg0);
+    pg0 = 0;
+  }
+  o.referenced.or_window(uint64_t(pg0), m);
+}
+void mark_referenced_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n);
 
 // ENOMEM as the kernel would report it from a page fault or an allocation: what was being
 // allocated, from which zonelist, and where low memory went.
@@ -268,6 +292,7 @@ void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f, bool
 
 // false when a pte_chain could not be allocated (ENOMEM: "a pte_chain", GFP_KERNEL).
 inline bool rmap_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m, uint64_t& done) {
+  if (k.lru.nr_pages) mark_referenced_word(k, obj, pg0, m);
   if (k.rmap->per_page_state) return k.rmap->add_object_word(k, obj, pg0, m, done);
   k.rm.mapped_may_have_grown |= m != 0;
   ++k.rm.object_map_changes;
@@ -277,8 +302,10 @@ inline bool rmap_add_object_word(kernel& k, int32_t obj, int64_t pg0, uint64_t m
   return true;
 }
 
-// n object pages gain (or lose) a PTE each, on a design without per-page state.
-inline void rmap_add_object_range(kernel& k, uint64_t n) {
+// n object pages, pg .. pg + n - 1 of obj, gain (or lose) a PTE each, on a design
+// without per-page state.
+inline void rmap_add_object_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
+  if (k.lru.nr_pages) mark_referenced_range(k, obj, pg, n);
   k.rm.mapped_may_have_grown |= n != 0;
   ++k.rm.object_map_changes;
   k.rm.reverse_maps += n;

@@ -81,7 +81,8 @@ bool make_resident_word(kernel& k, const vm_area_struct& vma, vaddr base, uint32
   const uint64_t lo = bits << r, hi = r ? bits >> (64 - r) : 0;
   if (!add_to_page_cache_word(k, vma.object, ow, lo)) return false;
   if (hi && !add_to_page_cache_word(k, vma.object, ow + 1, hi)) {
-    for (uint64_t b = lo; b; b &= b - 1) remove_from_page_cache(k, vma.object, ow * 64 + uint64_t(__builtin_ctzll(b)));
+    for (uint64_t b = lo; b; b &= ~(uint64_t{1} << (63 - __builtin_clzll(b))))  // last added first
+      undo_add_to_page_cache(k, vma.object, ow * 64 + uint64_t(63 - __builtin_clzll(b)));
     return false;
   }
   return true;
@@ -424,6 +425,9 @@ status fault_table_locked(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr b
 }  // namespace
 
 status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write) {
+  // Before the fault: reclaim may run (vmscan.h). It may allocate the fault-around window
+  // (or 2.4's read-around cluster, at most a PTE table's worth) and the tables above.
+  reclaim_point(k, std::max<uint64_t>(k.geo.pages(k.prof.fault_around_bytes), 32) + k.prof.paging.nr_levels);
   if (vma.is_hugetlb()) return hugetlb_fault_range(k, mm, vma, addr, addr + k.geo.size(), k.geo.size(), write);
   bool oom = false;
   pte_table* t = pte_walk(k, mm, addr, false, &oom);
@@ -568,7 +572,7 @@ vaddr touch_uniform(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr b
     k.faults += faults;
     mm.min_flt += faults;
     rss_for_object(k, mm, vma) += pages;
-    rmap_add_object_range(k, pages);
+    rmap_add_object_range(k, vma.object, pg, pages);
     return base + span;
   }
   return base;
@@ -604,7 +608,7 @@ bool touch_shared_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr bas
   k.store.set_full(t);
   k.faults += faults;
   mm.min_flt += faults;
-  rmap_add_object_range(k, pages);
+  rmap_add_object_range(k, vma.object, pg, pages);
   return true;
 }
 
@@ -620,6 +624,8 @@ status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, v
   const bool uniform = stride == page && keeps_no_entry_state(k, vma);
   const bool shareable = stride == page && pt_shareable_vma(k, vma);
   for (vaddr base = k.geo.table_base(start); base < end; base += span) {
+    // Between tables nothing points into the page tables: reclaim may run (vmscan.h).
+    reclaim_point(k, k.geo.entries + 2 * uint64_t(f.nr_levels));
     // A shared PMD page that another process filled: nothing to fault under it.
     if (vaddr next = 0; shareable && base >= start) {
       if (!pte_lookup(k, mm, base) && !ptshare_prepare(k, mm, vma, base))

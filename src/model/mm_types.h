@@ -47,8 +47,8 @@ class page_field {
 };
 
 // A shm segment or a file, with its page cache, or a hugetlb file with its huge pages.
-// Pages enter the cache through filemap.h (faults, read, write) and stay until
-// remove_from_page_cache (no reclaim runs yet).
+// Pages enter the cache through filemap.h (faults, read, write) and stay until reclaim
+// (vmscan.h) removes them with remove_from_page_cache.
 struct mem_object {
   object_kind kind = object_kind::shm;
   bool mshare = false;  // an msharefs region (ptshare.h)
@@ -60,6 +60,9 @@ struct mem_object {
   page_cache_tree tree;
   sparse_bitmap dirty, writeback;
   uint64_t nr_dirty = 0, nr_writeback = 0;
+  // PG_referenced (vmscan.h): set when a PTE comes to map the page or read()/write() finds
+  // it cached; cleared by reclaim's scan. File objects only (the pages on the LRU).
+  sparse_bitmap referenced;
   uint64_t ra_next = 0;
   // shm: the page cache holds 2 MiB folios here (shmem THP), by PMD-size chunk of the
   // object; and how many PMD entries map each such folio (ShmemPmdMapped counts folios
@@ -90,7 +93,7 @@ struct mem_object {
   [[nodiscard]] bool is_resident(uint64_t pg) const { return resident.test(pg); }
   // Counts the per-page arrays' chunks into *acct (kernel::object_host_bytes).
   void account_to(size_t* acct) {
-    for (sparse_bitmap* b : {&resident, &huge_folio, &hpage, &hpage_resv, &dirty, &writeback}) b->account_to(acct);
+    for (sparse_bitmap* b : {&resident, &huge_folio, &hpage, &hpage_resv, &dirty, &writeback, &referenced}) b->account_to(acct);
     tree.acct = acct;
     for (auto& a : tree.node) a.account_to(acct);
     for (auto& a : tree.used) a.account_to(acct);
@@ -103,7 +106,7 @@ struct mem_object {
   }
   // Host bytes of the per-page arrays above.
   [[nodiscard]] size_t host_bytes() const {
-    size_t t = dirty.host_bytes() + writeback.host_bytes();
+    size_t t = dirty.host_bytes() + writeback.host_bytes() + referenced.host_bytes();
     for (const auto& a : tree.node) t += a.host_bytes();
     for (const auto& a : tree.used) t += a.host_bytes();
     return t + resident.host_bytes() + huge_folio.host_bytes() + hpage.host_bytes() + hpage_resv.host_bytes() +

@@ -11,9 +11,11 @@
 // what made 2.5's pte_chains fail at scale (seed 000).
 //
 // Simplifications (named here and in docs/decisions.md):
-//  * No watermarks, no lowmem_reserve, no reclaim, no swap: a zone is usable to its last
-//    page, a page stays allocated until it is freed, and an allocation no zone of its
-//    zonelist can satisfy fails (the kernel would enter the OOM killer; vmlab stops the run
+//  * No lowmem_reserve, no swap, and no reclaim here: a zone is usable to its last page
+//    and an allocation never waits or reclaims. Page-cache reclaim runs at the model's
+//    safe points, against watermarks summed over the zones (vmscan.h); a page stays
+//    allocated until it is freed, and an allocation no zone of its zonelist can satisfy
+//    fails (the kernel would enter the OOM killer; vmlab stops the run
 //    and reports the op, the allocation and the zone).
 //  * Pages carry no zone: a free of n pages of one use returns them to the zones that use
 //    holds pages in, least-preferred zone first (the fallback allocations, made last, go

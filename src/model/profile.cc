@@ -53,6 +53,9 @@ kernel_profile linux_2_5_26() {
   p.objs.slab.cpucache_2_4 = true;
   p.objs.slabinfo = slabinfo_format::v1_1;
   p.zones = {.highmem = true, .lowmem_limit = 896 * MiB, .dma32_limit = 0, .highpte = false};
+  // Watermarks as 2.4.10+ set them (Andrea Arcangeli's VM, which 2.5.0 forked from
+  // 2.4.15 with): zone_balance_ratio 128 for every zone, min 20, max 255 pages.
+  p.reclaim = {.rule = wmark_rule::zone_balance_ratio, .balance_ratio = {128, 128, 128}, .balance_min = 20, .balance_max = 255};
   return p;
 }
 
@@ -62,16 +65,16 @@ kernel_profile linux_2_5_26() {
 // mm/vmscan.c), 64-byte struct page, filemap_nopage's read-around and MADV_SEQUENTIAL
 // read-ahead (readaround_24.h), read()'s MAX_READAHEAD of 31 pages, kupdate's 5-second
 // write-back of inodes' dirty pages, the linus elevator with 2.4.0's passovers and IDE's
-// request limits. Not modelled: page aging, the
-// active/inactive_dirty/inactive_clean lists, swap_out's page-table scan and
-// page_launder (the tiobench sim evicts in insertion order, tiobench_sim.h), the global
+// request limits, swap_out's round-robin page-table scan (vmscan.h). Not modelled: page
+// aging and the active/inactive_dirty/inactive_clean lists (one list with a second chance,
+// vmscan.h), page_launder (the tiobench sim evicts in insertion order, tiobench_sim.h), the global
 // page_hash_table (the page cache keeps 2.5's radix-tree accounting), the buffer cache.
 kernel_profile linux_2_4() {
   kernel_profile p = linux_2_5_26();
   p.name = "linux-2.4";
   p.description =
       "Linux 2.4.1, i386 2-level, no rmap (swap_out scans page tables), 2.4 read-around and linus elevator: seed "
-      "003's kernel (page aging, swap_out and page_launder not modelled)";
+      "003's kernel (page aging and page_launder not modelled)";
   p.rmap = {};                                   // no reverse map until 2.5.27
   p.objs.pte_chain = {};
   p.meminfo = {.reverse_maps = false, .mapped = false, .mapped_counts_anon = false};
@@ -82,6 +85,10 @@ kernel_profile linux_2_4() {
   p.page_cache.ra_max = 31 * 4 * KiB;
   p.page_cache.mmap_read_around_24 = true;
   p.page_cache.kupdate_interval_ms = 5000;  // fs/buffer.c bdf_prm interval 5*HZ
+  // mm/page_alloc.c (2.4.0, the inactive_dirty VM): zone_balance_ratio {32, 128, 128},
+  // zone_balance_min 10, zone_balance_max 255.
+  p.reclaim.balance_ratio = {32, 128, 128};
+  p.reclaim.balance_min = 10;
   // include/linux/elevator.h ELEVATOR_LINUS: read passovers 1000000, write 2000000;
   // include/linux/blkdev.h MAX_SECTORS 254 (ide-probe.c max_sectors); QUEUE_NR_REQUESTS
   // 256, half on each direction's free list (ll_rw_blk.c blk_init_free_list).
@@ -128,6 +135,9 @@ kernel_profile linux_2_6_15() {
   // Object-based rmap (2.6.7): anon_vma per fork family, i_mmap prio_tree for files.
   p.rmap = {.scheme = rmap_scheme::anon_vma};
   p.meminfo = {.reverse_maps = false, .mapped = true, .mapped_counts_anon = true};
+  // min_free_kbytes (2.6.0; clamped to [128, 65536] since 2.6.12), low = min + min/4,
+  // high = min + min/2 (setup_per_zone_pages_min).
+  p.reclaim = {.rule = wmark_rule::min_free_kbytes, .min_free_max_kb = 65536, .scale_factor = 0};
   // i386 sizes (estimates from the 2.6.15 layouts): vm_area_struct 88 B (SLAB_PANIC only),
   // anon_vma 12 B (spinlock + list_head; SLAB_DESTROY_BY_RCU, ctor), mm_struct 448 B,
   // struct page 32 B ("32 bytes even with PAE", rmap 9), the PAE PGD from a 32-byte slab.
@@ -235,6 +245,14 @@ kernel_profile linux_6_18() {
             .thp = true, .shmem_thp = true, .enabled = thp_mode::madvise, .shmem_enabled = shmem_thp_mode::never,
             .huge_zero_page = true, .zero_wp_allocates = true};
   p.meminfo.hugetlb_total = true;
+  // min_free_kbytes clamped to 262144 (5.7), watermark_scale_factor 10 (4.6), and THP's
+  // recommended min_free_kbytes (2.6.38+). On this project's 6.18 host (3 zones managing
+  // 2,808,306 pages) that gives
+  // min_free_kbytes 67584 and, summed over DMA/DMA32/Normal, min 16,896 / low 21,120 /
+  // high 25,344 pages, against /proc/zoneinfo's 16,895 / 21,117 / 25,339.
+  p.reclaim.min_free_max_kb = 262144;
+  p.reclaim.scale_factor = 10;
+  p.reclaim.thp_min_free = true;
   return p;
 }
 

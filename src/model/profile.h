@@ -9,6 +9,7 @@
 // Later issues add rmap, huge-page and sharing policies to this same struct.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -226,6 +227,33 @@ struct block_queue_policy {
   uint32_t nr_requests = 128;   // free requests per direction (get_request_wait past it)
 };
 
+// Page reclaim (vmscan.h): the watermarks that wake it, summed over the zones.
+enum class wmark_rule : uint8_t {
+  // 2.4 (mm/page_alloc.c free_area_init_core): per zone pages_min = realsize /
+  // zone_balance_ratio[zone], clamped to [balance_min, balance_max]; pages_low = 2 x min,
+  // pages_high = 3 x min.
+  zone_balance_ratio,
+  // 2.6+ (mm/page_alloc.c init_per_zone_wmark_min, setup_per_zone_wmarks): min_free_kbytes
+  // = int_sqrt(lowmem_kbytes x 16), clamped to [128, min_free_max_kb], shared by the low
+  // zones; a highmem zone's min is present / 1024 clamped to [SWAP_CLUSTER_MAX, 128];
+  // low = min + step, high = low + step, step = max(min / 4, managed x scale_factor /
+  // 10000) (2.6: min / 4 alone, scale_factor 0).
+  min_free_kbytes,
+};
+struct reclaim_policy {
+  wmark_rule rule = wmark_rule::min_free_kbytes;
+  // zone_balance_ratio: by zone DMA, Normal (and DMA32), HighMem.
+  std::array<uint32_t, 3> balance_ratio{128, 128, 128};
+  uint32_t balance_min = 20, balance_max = 255;
+  // min_free_kbytes: its upper clamp, watermark_scale_factor, and whether THP raises
+  // min_free_kbytes to khugepaged's recommendation (mm/khugepaged.c
+  // set_recommended_min_free_kbytes: pageblock_nr_pages x zones x (2 + MIGRATE_PCPTYPES^2),
+  // at most 5% of the low memory; only while THP is enabled, always or madvise).
+  uint32_t min_free_max_kb = 65536;
+  uint32_t scale_factor = 0;
+  bool thp_min_free = false;
+};
+
 using level_mask = uint8_t;  // bit (1 << level) set = the level is counted
 constexpr level_mask mask_of(level l) { return static_cast<level_mask>(1u << static_cast<int>(l)); }
 
@@ -267,6 +295,7 @@ struct kernel_profile {
   meminfo_policy meminfo;
   page_cache_policy page_cache;
   block_queue_policy block_queue;
+  reclaim_policy reclaim;
 
   [[nodiscard]] bool counts_in_page_tables(level l) const { return page_tables_levels & mask_of(l); }
   [[nodiscard]] bool counts_in_vmpte(level l) const { return vmpte_levels & mask_of(l); }

@@ -402,6 +402,14 @@ void find_mappings(kernel& k, const rmap_page& p, std::vector<mapping>& found) {
 }
 
 // pte_chain: the chain holds exactly the mapping PTEs; each costs ptep_to_mm + find_vma.
+// A chain of n PTEs (in chain mode or PageDirect) walked: every entry, every object, a
+// ptep_to_mm + find_vma for each.
+void pte_chain_work(const kernel& k, uint64_t n, bool in_chain, rmap_work& w) {
+  w.chain_entries += n;
+  if (in_chain) w.chain_objects += pte_chain_objects(k, n);
+  w.pt_walks += n;
+}
+
 void walk_pte_chain(kernel& k, const rmap_page& p, rmap_work& w, std::vector<mapping>& found) {
   uint64_t n = 1;
   bool in_chain = false;
@@ -413,10 +421,25 @@ void walk_pte_chain(kernel& k, const rmap_page& p, rmap_work& w, std::vector<map
     n = k.pm.mapcount(p.id);
     in_chain = k.pm.chain(p.id) != 0;
   }
-  w.chain_entries += n;
-  if (in_chain) w.chain_objects += pte_chain_objects(k, n);
-  w.pt_walks += n;
+  pte_chain_work(k, n, in_chain, w);
   find_mappings(k, p, found);
+}
+
+void pte_chain_object_work(const kernel& k, int32_t obj, uint64_t pg, uint64_t, uint64_t ptes, rmap_work& w) {
+  ++w.walks;
+  pte_chain_work(k, ptes, k.objects[static_cast<size_t>(obj)].chain[pg] != 0, w);
+}
+
+// The VMAs an object-based walk stabs, each with a page-table walk
+// (page_vma_mapped_walk() / page_check_address()).
+void object_based_work(uint64_t covering, rmap_work& w) {
+  w.vmas_visited += covering;
+  w.pt_walks += covering;
+}
+
+void object_based_object_work(const kernel&, int32_t, uint64_t, uint64_t covering, uint64_t, rmap_work& w) {
+  ++w.walks;
+  object_based_work(covering, w);
 }
 
 // Object-based: file pages through the i_mmap tree (the VMAs covering the page's pgoff);
@@ -436,8 +459,7 @@ void walk_object_based(kernel& k, const rmap_page& p, rmap_work& w, std::vector<
     if (p.kind != rmap_page::object && !on_anon_vma(v)) return;
     ++covering;
   });
-  w.vmas_visited += covering;
-  w.pt_walks += covering;  // page_vma_mapped_walk() / page_check_address() per VMA
+  object_based_work(covering, w);
   if (p.kind != rmap_page::object && !chain && p.av) w.vmas_visited += k.anon_vmas[p.av].nr_vmas - covering;
   find_mappings(k, p, found);
 }
@@ -450,15 +472,7 @@ std::vector<mapping> rmap_walk(kernel& k, const rmap_page& p, rmap_work& w) {
   return found;
 }
 
-void add_work(rmap_work& to, const rmap_work& w) {
-  to.walks += w.walks;
-  to.chain_entries += w.chain_entries;
-  to.chain_objects += w.chain_objects;
-  to.vmas_visited += w.vmas_visited;
-  to.pt_walks += w.pt_walks;
-  to.ptes_scanned += w.ptes_scanned;
-  to.unmapped += w.unmapped;
-}
+void add_work(rmap_work& to, const rmap_work& w) { to += w; }
 
 }  // namespace
 
@@ -500,16 +514,17 @@ rmap_work try_to_unmap(kernel& k, mm_struct& mm, vaddr addr) {
 
 const rmap_ops& rmap_ops_for(rmap_scheme s) {
   static const rmap_ops none{rmap_scheme::none, false, false, false, nullptr, nullptr, mapcount_dup_anon,
-                             mapcount_remove_anon, remove_anon_word<mapcount_remove_anon>, walk_scan, scan_mapped_object_pages};
+                             mapcount_remove_anon, remove_anon_word<mapcount_remove_anon>, walk_scan, scan_mapped_object_pages, nullptr};
   static const rmap_ops pte_chain{rmap_scheme::pte_chain, true, false, false, pte_chain_add_object_word,
                                   pte_chain_remove_object_word, pte_chain_dup_anon, pte_chain_remove_anon,
                                   remove_anon_word<pte_chain_remove_anon>,
-                                  walk_pte_chain, pte_chain_mapped_object_pages};
+                                  walk_pte_chain, pte_chain_mapped_object_pages, pte_chain_object_work};
   static const rmap_ops anon_vma{rmap_scheme::anon_vma, false, true, false, nullptr, nullptr, mapcount_dup_anon,
-                                 mapcount_remove_anon, remove_anon_word<mapcount_remove_anon>, walk_object_based, scan_mapped_object_pages};
+                                 mapcount_remove_anon, remove_anon_word<mapcount_remove_anon>, walk_object_based, scan_mapped_object_pages,
+                                 object_based_object_work};
   static const rmap_ops anon_vma_chain{rmap_scheme::anon_vma_chain, false, true, true, nullptr, nullptr,
                                        mapcount_dup_anon, mapcount_remove_anon, remove_anon_word<mapcount_remove_anon>, walk_object_based,
-                                       scan_mapped_object_pages};
+                                       scan_mapped_object_pages, object_based_object_work};
   switch (s) {
     case rmap_scheme::none: return none;
     case rmap_scheme::pte_chain: return pte_chain;

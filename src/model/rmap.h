@@ -93,6 +93,11 @@ struct rmap_ops {
   void (*walk)(kernel& k, const rmap_page& p, rmap_work& w, std::vector<rmap_mapping>& found);
   // Shm/file pages mapped by at least one PTE.
   uint64_t (*mapped_object_pages)(const kernel& k);
+  // The work one walk of object page pg of obj does (page_referenced, try_to_unmap), from
+  // what it meets: `covering` VMAs whose range holds the page's offset and `ptes` PTEs that
+  // map it. Reclaim (vmscan.h) counts its walks through this, a run of pages at a time.
+  // nullptr: the design cannot walk from a page (2.4), so reclaim scans page tables.
+  void (*object_walk_work)(const kernel& k, int32_t obj, uint64_t pg, uint64_t covering, uint64_t ptes, rmap_work& w);
 };
 
 // The table of a design; called once, when the kernel is built.

@@ -66,6 +66,7 @@ result<std::unique_ptr<sim_kernel>> sim_kernel::create(const machine_decl& m, co
   auto k = std::make_unique<kernel>(p, memory / page, m.fragmentation);
   kmem_init(*k);
   if (status st = hugetlb_init(*k, m); !st.ok()) return st;
+  vmscan_init(*k);
   for (const auto& o : objects) {
     mem_object obj;
     obj.kind = o.kind;
@@ -346,6 +347,17 @@ status sim_kernel::msync(uint32_t pid, uint32_t map, bytes off, bytes len) {
 }
 
 std::array<uint64_t, 2> sim_kernel::page_cache_counts() const { return {k_->fm.written, k_->fm.ra_pages}; }
+
+status sim_kernel::reclaim(bytes len) {
+  kernel& k = *k_;
+  // As much as the list holds when no length is given (len 0).
+  shrink_page_cache(k, len ? k.geo.pages(len) : k.lru.nr_pages);
+  return {};
+}
+
+const reclaim_stats& sim_kernel::reclaim_counts() const { return k_->lru.st; }
+
+std::array<uint64_t, 3> sim_kernel::watermarks() const { return {k_->lru.wmark_min, k_->lru.wmark_low, k_->lru.wmark_high}; }
 
 const kernel_profile& sim_kernel::profile() const { return k_->prof; }
 uint64_t sim_kernel::faults() const { return k_->faults; }

@@ -170,6 +170,13 @@ class sparse_bitmap {
     if (sh) v |= word(i + 1) << (64 - sh);
     return v;
   }
+  // Sets the bits m of the 64 starting at bit `first` (first may be any bit index).
+  void or_window(uint64_t first, uint64_t m) {
+    if (!m) return;
+    const uint64_t i = first >> 6, sh = first & 63;
+    if (m << sh) word_ref(i) |= m << sh;
+    if (sh && m >> (64 - sh)) word_ref(i + 1) |= m >> (64 - sh);
+  }
   // Calls f(w, bits) for every non-zero word, in order.
   template <class F>
   void for_each_word(F&& f) const {

@@ -219,6 +219,16 @@ nlohmann::json to_json(const run_result& r) {
   if (r.engine == "sim") j["page_cache"] = {{"written_pages", r.pages_written}, {"readahead_pages", r.readahead_pages}};
   if (r.shares_page_tables)
     j["shared_page_tables"] = {{"attaches", r.pt_attaches}, {"unshares", r.pt_unshares}, {"tlb_flush_all", r.tlb_flush_all}};
+  if (r.engine == "sim") {
+    const reclaim_stats& c = r.reclaim;
+    j["reclaim"] = {{"scanned", c.scanned},   {"reclaimed", c.reclaimed},   {"rotated", c.rotated},
+                    {"kept", c.kept},         {"unmapped", c.unmapped},     {"written", c.written},
+                    {"swap_out_calls", c.swap_out_calls},
+                    {"rmap_work",
+                     {{"walks", c.work.walks}, {"chain_entries", c.work.chain_entries}, {"chain_objects", c.work.chain_objects},
+                      {"vmas_visited", c.work.vmas_visited}, {"pt_walks", c.work.pt_walks},
+                      {"ptes_scanned", c.work.ptes_scanned}, {"unmapped", c.work.unmapped}}}};
+  }
   j["samples"] = nlohmann::json::array();
   for (const auto& s : r.samples) j["samples"].push_back(sample_json(s));
   j["peak"] = {{"PageTables", r.peak.page_tables}, {"PageTables_workload", r.peak.page_tables_workload},
@@ -255,6 +265,16 @@ std::string format_table(const run_result& r, bool verbose, size_unit u) {
   if (r.shares_page_tables)
     out += fmt::format("\nshared page tables: {} taken from a partner, {} unshared (flush_tlb_all: {})", r.pt_attaches,
                        r.pt_unshares, r.tlb_flush_all);
+  if (const reclaim_stats& c = r.reclaim; c.scanned) {
+    out += fmt::format("\nreclaim: {} pages scanned, {} evicted, {} rotated (referenced), {} kept (mlocked or in shared tables), "
+                       "{} PTEs unmapped, {} written",
+                       c.scanned, c.reclaimed, c.rotated, c.kept, c.unmapped, c.written);
+    if (c.work.ptes_scanned)
+      out += fmt::format("\n  swap_out: {} passes, {} PTEs scanned in {} PTE tables", c.swap_out_calls, c.work.ptes_scanned, c.work.pt_walks);
+    else if (c.work.walks)
+      out += fmt::format("\n  rmap walks: {} ({} chain entries in {} pte_chain objects, {} VMAs, {} page-table walks)", c.work.walks,
+                         c.work.chain_entries, c.work.chain_objects, c.work.vmas_visited, c.work.pt_walks);
+  }
   out += "\n\n";
   out += fmt::format("{:<16} {:>6} {:>14} {:>14}   {:>5} {:>5} {:>6} {:>7} {:>9}\n", "sample", "procs", "PageTables",
                      "(workload)", "pgd", "p4d", "pud", "pmd", "pte");

@@ -100,6 +100,20 @@ result<run_result> run_result_from_json(const json& j, const std::string& where)
       r.pt_unshares = u64(sp, "unshares");
       r.tlb_flush_all = u64(sp, "tlb_flush_all");
     }
+    if (j.contains("reclaim")) {
+      const json& c = j.at("reclaim");
+      reclaim_stats& t = r.reclaim;
+      t.scanned = u64(c, "scanned");
+      t.reclaimed = u64(c, "reclaimed");
+      t.rotated = u64(c, "rotated");
+      t.kept = u64(c, "kept");
+      t.unmapped = u64(c, "unmapped");
+      t.written = u64(c, "written");
+      t.swap_out_calls = u64(c, "swap_out_calls");
+      const json& w = c.at("rmap_work");
+      t.work = {u64(w, "walks"), u64(w, "chain_entries"), u64(w, "chain_objects"), u64(w, "vmas_visited"),
+                u64(w, "pt_walks"), u64(w, "ptes_scanned"), u64(w, "unmapped")};
+    }
     if (j.contains("page_cache")) {
       r.pages_written = u64(j.at("page_cache"), "written_pages");
       r.readahead_pages = u64(j.at("page_cache"), "readahead_pages");

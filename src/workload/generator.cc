@@ -137,6 +137,13 @@ class generator {
   }
 
   status run_phase(const phase_spec& ph) {
+    if (ph.act == phase_action::reclaim) {  // the kernel's, once: no acting process
+      op o;
+      o.kind = op_kind::reclaim;
+      o.len = ph.length.value_or(0);
+      emit(std::move(o));
+      return {};
+    }
     std::vector<uint32_t> pids;
     if (status s = actors(ph, pids); !s.ok()) return s;
     if (ph.act == phase_action::fork) {

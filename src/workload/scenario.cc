@@ -690,7 +690,7 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
     table_reader p(src, *t, "[[phase]]");
     if (status s = p.check_keys({"name", "group", "action", "map", "offset", "length", "ranges", "pattern", "stride",
                                  "fraction", "theta", "write", "prot", "advice", "children", "into", "processes", "sample",
-                                 "object", "file_offset", "request", "iovecs", "direct"});
+                                 "object", "file_offset", "request", "iovecs", "direct", "size"});
         !s.ok())
       return s;
     phase_spec ph;
@@ -712,16 +712,19 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
         {"touch", phase_action::touch},       {"fork", phase_action::fork},       {"exit", phase_action::exit},
         {"munmap", phase_action::munmap},     {"mprotect", phase_action::mprotect}, {"madvise", phase_action::madvise},
         {"read", phase_action::read},         {"readv", phase_action::readv},     {"write", phase_action::write},
-        {"fsync", phase_action::fsync},       {"msync", phase_action::msync}};
+        {"fsync", phase_action::fsync},       {"msync", phase_action::msync},     {"reclaim", phase_action::reclaim}};
     auto it = std::find_if(std::begin(kActions), std::end(kActions), [&](const auto& a) { return a.first == act; });
     if (it == std::end(kActions))
       return p.bad_value("action", "unknown action '" + act + "' (expected touch, fork, exit, munmap, mprotect, madvise, "
-                                   "read, readv, write, fsync or msync)");
+                                   "read, readv, write, fsync, msync or reclaim)");
     ph.act = it->second;
 
-    // Keys that do not apply to the action are mistakes, not silently ignored.
-    std::vector<std::string_view> applies = {"name", "group", "action", "processes", "sample"};
+    // Keys that do not apply to the action are mistakes, not silently ignored. reclaim is
+    // the kernel's, not a process's: no group, no processes.
+    std::vector<std::string_view> applies = {"name", "action", "sample"};
+    if (ph.act != phase_action::reclaim) applies.insert(applies.end(), {"group", "processes"});
     switch (ph.act) {
+      case phase_action::reclaim: applies.push_back("size"); break;
       case phase_action::touch: applies.insert(applies.end(), {"map", "offset", "length", "ranges", "pattern", "stride", "fraction", "theta", "write"}); break;
       case phase_action::fork: applies.insert(applies.end(), {"children", "into"}); break;
       case phase_action::exit: break;
@@ -759,6 +762,8 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
     } else if (ph.act == phase_action::read || ph.act == phase_action::readv || ph.act == phase_action::write ||
                ph.act == phase_action::fsync) {
       if (status s = read_io_phase(p, ph); !s.ok()) return s;
+    } else if (ph.act == phase_action::reclaim) {
+      if (status s = get_phase_size(p, "size", ph.length, ph.length_at); !s.ok()) return s;
     } else if (ph.act != phase_action::exit) {
       if (!p.has("map")) return p.missing("map");
       if (status s = get_phase_map(p, ph); !s.ok()) return s;

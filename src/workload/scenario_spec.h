@@ -53,7 +53,7 @@ struct group_spec {
   std::vector<map_spec> maps;
 };
 
-enum class phase_action { touch, fork, exit, munmap, mprotect, madvise, read, readv, write, fsync, msync };
+enum class phase_action { touch, fork, exit, munmap, mprotect, madvise, read, readv, write, fsync, msync, reclaim };
 
 struct phase_spec {
   std::string name;

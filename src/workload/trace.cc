@@ -135,10 +135,11 @@ class trace_parser {
     if (op == "munmap" || op == "mprotect" || op == "madvise" || op == "touch" || op == "msync") return parse_range_op();
     if (op == "read" || op == "readv" || op == "write") return parse_io();
     if (op == "fsync") return parse_fsync();
+    if (op == "reclaim") return parse_reclaim();
     if (op == "phase") return parse_phase();
     return err(toks_[0], "unknown op '" + std::string(op) +
                              "' (expected machine, override, object, spawn, fork, exit, mmap, munmap, mprotect, "
-                             "madvise, touch, read, readv, write, fsync, msync or phase)");
+                             "madvise, touch, read, readv, write, fsync, msync, reclaim or phase)");
   }
 
   // Positional arguments: toks_[1..n]; returns an error naming what is missing.
@@ -630,6 +631,20 @@ class trace_parser {
     return {};
   }
 
+  // reclaim [len=SIZE]: kernel-wide, no pid.
+  status parse_reclaim() {
+    std::map<std::string_view, const token*> opt;
+    if (status s = options(1, {"len"}, {}, opt); !s.ok()) return s;
+    op o;
+    o.kind = op_kind::reclaim;
+    if (opt.count("len")) {
+      if (status s = page_value(*opt["len"], o.len); !s.ok()) return s;
+      if (o.len == 0) return err_value(*opt["len"], "len=0 reclaims nothing; leave len= out to reclaim everything");
+    }
+    out_.ops.push_back(std::move(o));
+    return {};
+  }
+
   status parse_phase() {
     if (status s = need_args(1, "a name"); !s.ok()) return s;
     if (toks_.size() > 2) return err(toks_[2], "a phase name is one word; unexpected '" + std::string(toks_[2].text) + "'");
@@ -713,6 +728,7 @@ std::string format_op(const op_stream& s, const op& o) {
     }
     case op_kind::msync: return "msync " + range;
     case op_kind::fsync: return fmt::format("fsync {} {}", o.pid, object_name(s, o.object));
+    case op_kind::reclaim: return o.len ? fmt::format("reclaim len={}", o.len) : "reclaim";
     case op_kind::read:
     case op_kind::readv:
     case op_kind::write: {

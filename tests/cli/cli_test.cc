@@ -411,7 +411,25 @@ TEST_F(CliTraceErrors, UnknownOp) {
   const std::string f = tmp_.write("unknown-op.trace", text);
   expect_located_error(run_vmlab({"run", "--trace", f}), f, text, 3, 1,
                        "unknown op 'frobnicate' (expected machine, override, object, spawn, fork, exit, mmap, munmap, "
-                       "mprotect, madvise, touch, read, readv, write, fsync, msync or phase)");
+                       "mprotect, madvise, touch, read, readv, write, fsync, msync, reclaim or phase)");
+}
+
+// The live engine cannot make the host reclaim a chosen amount of the run's page cache:
+// it refuses the whole run before starting any process (exit 2), naming the op; the sim
+// runs the same trace and reports what reclaim did.
+TEST_F(CliTraceErrors, LiveEngineRefusesReclaimBeforeTheRun) {
+  const std::string text = "object d file size=4MiB\nspawn 1\nmmap 1 m obj=d len=4MiB shared\ntouch 1 m\nreclaim len=1MiB\n";
+  const std::string f = tmp_.write("reclaim.trace", text);
+  const cli_result live = run_vmlab({"run", "--trace", f, "--engine", "live"});
+  EXPECT_EQ(live.exit_code, 2) << live.err;
+  EXPECT_NE(live.err.find("op 3 (reclaim len=1048576): the live engine cannot make this host's kernel reclaim"),
+            std::string::npos)
+      << live.err;
+  EXPECT_EQ(live.out, "");
+  const cli_result sim = run_vmlab({"run", "--trace", f, "--json"});
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  const auto j = nlohmann::json::parse(sim.out);
+  EXPECT_EQ(j.at("reclaim").at("reclaimed"), 1 * MiB / 4096) << j.at("reclaim").dump();  // linux-6.18: 4 KiB pages
 }
 
 TEST_F(CliTraceErrors, PidUsedBeforeSpawn) {

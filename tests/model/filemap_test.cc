@@ -281,27 +281,29 @@ TEST(Filemap, ReadIntoAReadOnlyBufferIsEfault) {
   EXPECT_EQ(k->meminfo_now().cached, 0u);
 }
 
-// remove_from_page_cache (reclaim's future entry point) frees the nodes it empties and
-// shrinks the tree back, so that the recount agrees at every step.
+// Reclaim (remove_from_page_cache, one page at a time from the LRU's head, the oldest
+// read first) frees the nodes it empties and shrinks the tree back, so that the recount
+// agrees at every step.
 TEST(Filemap, DroppingPagesFreesNodesAndShrinks) {
   auto k = boot("linux-6.18");
   ASSERT_TRUE(k);
   ASSERT_TRUE(k->spawn(1).ok());
-  read_pages(*k, {5, 64, 262144});
+  read_pages(*k, {262144, 64, 5});
   EXPECT_EQ(nodes(*k), 8u);
   kernel& kk = sim_kernel_internals::of(*k);
-  remove_from_page_cache(kk, kFile, 262144);  // the tree shrinks to height 2
+  ASSERT_TRUE(k->reclaim(kPage).ok());  // 262,144: the tree shrinks to height 2
   EXPECT_EQ(kk.objects[kFile].tree.height, 2);
   EXPECT_EQ(nodes(*k), 3u);
   EXPECT_EQ(k->check_invariants(), "");
-  remove_from_page_cache(kk, kFile, 64);
+  ASSERT_TRUE(k->reclaim(kPage).ok());  // 64
   EXPECT_EQ(kk.objects[kFile].tree.height, 1);
   EXPECT_EQ(nodes(*k), 1u);
   EXPECT_EQ(k->check_invariants(), "");
-  remove_from_page_cache(kk, kFile, 5);
+  ASSERT_TRUE(k->reclaim(kPage).ok());  // 5
   EXPECT_EQ(kk.objects[kFile].tree.height, 0);
   EXPECT_EQ(nodes(*k), 0u);
   EXPECT_EQ(k->meminfo_now().cached, 0u);
+  EXPECT_EQ(k->reclaim_counts().reclaimed, 3u);
   EXPECT_EQ(k->check_invariants(), "");
 }
 

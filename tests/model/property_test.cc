@@ -239,7 +239,25 @@ class runner {
     if (r < 70) return do_io(pid);
     if (r < 80) return do_munmap(pid);
     if (r < 90) return do_mprotect(pid);
-    return do_madvise(pid);
+    if (r < 98) return do_madvise(pid);
+    return do_reclaim();
+  }
+
+  // Proactive reclaim of some or all of the page cache: evicts file pages (unmapping them
+  // from every process), never fails, never touches a page-table page.
+  std::string do_reclaim() {
+    const bytes len = chance(30) ? 0 : random_pages() * page_size_;
+    desc_ = "reclaim len " + std::to_string(len);
+    const uint64_t before = k_->reclaim_counts().reclaimed;
+    const meminfo m0 = k_->meminfo_now();
+    status s = k_->reclaim(len);
+    if (!s.ok()) return "reclaim failed: " + s.message();
+    const uint64_t freed = k_->reclaim_counts().reclaimed - before;
+    const meminfo m1 = k_->meminfo_now();
+    if (m1.cached + freed * page_size_ != m0.cached) return "reclaim: Cached did not drop by the pages reclaimed";
+    if (m1.page_tables != m0.page_tables) return "reclaim changed PageTables";
+    if (len && freed > len / page_size_) return "reclaim freed more than asked";
+    return "";
   }
 
   std::string do_spawn() {

@@ -435,8 +435,8 @@ TEST(ScenarioErrors, UnknownNames) {
   EXPECT_EQ(where("[[group]]\nname = \"a b\"\n"),
             "2:8: 'name' in [[group]] must be a name of letters, digits and _-.:/+, not 'a b'");
   EXPECT_EQ(where("[[group]]\nname = \"g\"\n[[phase]]\naction = \"jump\"\n"),
-            "4:10: unknown action 'jump' (expected touch, fork, exit, munmap, mprotect, madvise, read, readv, write, fsync "
-            "or msync)");
+            "4:10: unknown action 'jump' (expected touch, fork, exit, munmap, mprotect, madvise, read, readv, write, fsync, "
+            "msync or reclaim)");
 }
 
 TEST(ScenarioErrors, Mappings) {
@@ -666,6 +666,28 @@ TEST(ScenarioIo, ReadWriteFsyncMsync) {
     } else if (o.kind == op_kind::read) {
       EXPECT_EQ(o.len, 1 * MiB);  // to the end of the object, one call
     }
+}
+
+// A reclaim phase (issue 9) is one kernel-wide op, its size optional.
+TEST(ScenarioIo, ReclaimPhase) {
+  result<op_stream> r = parse_scenario(std::string(kIo) + "[[phase]]\naction = \"reclaim\"\nsize = \"64KiB\"\n"
+                                                          "[[phase]]\naction = \"reclaim\"\n",
+                                       "t.toml");
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  std::vector<op> rec;
+  for (const op& o : r->ops)
+    if (o.kind == op_kind::reclaim) rec.push_back(o);
+  ASSERT_EQ(rec.size(), 2u);
+  EXPECT_EQ(rec[0].len, 64 * KiB);
+  EXPECT_EQ(rec[1].len, 0u);
+}
+
+TEST(ScenarioIo, ReclaimPhaseErrors) {
+  const std::string h = std::string(kIo) + "[[phase]]\naction = \"reclaim\"\n";  // keys from line 13
+  EXPECT_EQ(where(h + "size = \"0\"\n"), "13:8: 'size' in [[phase]] must not be 0");
+  EXPECT_EQ(where(h + "group = \"g\"\n"), "13:1: key 'group' does not apply to action 'reclaim'");
+  EXPECT_EQ(where(h + "processes = 1\n"), "13:1: key 'processes' does not apply to action 'reclaim'");
+  EXPECT_EQ(where(h + "size = \"1000\"\n").rfind("13:8: ", 0), 0u) << where(h + "size = \"1000\"\n");
 }
 
 TEST(ScenarioIo, ErrorsNameTheKey) {

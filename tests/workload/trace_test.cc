@@ -227,6 +227,27 @@ TEST(TraceErrors, IoOps) {
             "6:16: madvise takes one advice: dontneed, hugepage, nohugepage, sequential or random");
 }
 
+// reclaim (issue 9): kernel-wide, no pid; len= a page multiple, absent for everything.
+TEST(Trace, ReclaimRoundTrip) {
+  const op_stream a = parse_ok(std::string(kIoTrace) + "reclaim len=16KiB\nreclaim\n");
+  ASSERT_EQ(a.ops.size(), 4u);  // spawn, mmap, then the two
+  EXPECT_EQ(a.ops[2].kind, op_kind::reclaim);
+  EXPECT_EQ(a.ops[2].len, 16 * KiB);
+  EXPECT_EQ(a.ops[3].kind, op_kind::reclaim);
+  EXPECT_EQ(a.ops[3].len, 0u);
+  const std::string written = write_trace(a);
+  EXPECT_NE(written.find("reclaim len=16384\nreclaim\n"), std::string::npos) << written;
+  expect_same_stream(a, parse_ok(written));
+}
+
+TEST(TraceErrors, Reclaim) {
+  const std::string h = kIoTrace;  // ops start on line 6
+  EXPECT_EQ(fail(h + "reclaim len=0\n"), "6:13: len=0 reclaims nothing; leave len= out to reclaim everything");
+  EXPECT_EQ(fail(h + "reclaim len=1000\n"), "6:13: len=1000 is not a multiple of 4096");
+  EXPECT_NE(fail(h + "reclaim 1\n").find("6:9: "), std::string::npos);
+  EXPECT_NE(fail(h + "reclaim size=4096\n").find("6:9: "), std::string::npos);
+}
+
 TEST(Trace, RoundTripsAGeneratedScenario) {
   result<op_stream> g = parse_scenario(R"(
 seed = 99
@@ -351,7 +372,7 @@ TEST(Trace, FormatOp) {
 TEST(TraceErrors, WholeMessagesAndPositions) {
   EXPECT_EQ(fail("spawn 1\njump 1\n"),
             "2:1: unknown op 'jump' (expected machine, override, object, spawn, fork, exit, mmap, munmap, mprotect, "
-            "madvise, touch, read, readv, write, fsync, msync or phase)");
+            "madvise, touch, read, readv, write, fsync, msync, reclaim or phase)");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len=4096 colour=red\n"), "2:19: unknown key 'colour' for mmap");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len=4096 len=8192\n"), "2:19: duplicate key 'len'");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len\n"), "2:10: 'len' needs a value (len=...)");

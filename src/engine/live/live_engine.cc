@@ -291,6 +291,7 @@ class live_run {
         err = rep.err;
         break;
       case op_kind::mmap: break;  // above
+      case op_kind::reclaim: break;  // refused before the run (run_live)
     }
     if (!st.ok()) return host_error(st);
     if (err) return status::refused(errno_text(err));
@@ -897,6 +898,14 @@ result<run_result> run_live(const op_stream& s, const live_options& opt) {
                                  (prof.ptshare.mshare ? "Oracle's mshare" : "McCracken's PTSHARE") +
                                  "), which no released kernel has; the live engine cannot run it on this host (use the "
                                  "sim engine, or the unshared baseline profile live)");
+  // Reclaim of a chosen amount of the run's page cache needs the run in a memory cgroup of
+  // its own (cgroup v2 memory.reclaim), which would be a kernel setting vmlab changes.
+  for (size_t i = 0; i < s.ops.size(); ++i)
+    if (s.ops[i].kind == op_kind::reclaim)
+      return status::not_supported("op " + std::to_string(i) + " (" + format_op(s, s.ops[i]) +
+                                   "): the live engine cannot make this host's kernel reclaim the run's page cache "
+                                   "(that needs the run in a memory cgroup of its own for memory.reclaim, which vmlab "
+                                   "does not create); run it on the sim engine");
   if (::geteuid() != 0)
     return status::not_supported("the live engine needs root: it writes /proc/sys/vm/stat_refresh to fold the "
                                  "per-CPU counters into /proc/meminfo before every reading");
