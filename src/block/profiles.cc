@@ -29,9 +29,10 @@ device_profile deskstar_75gxp() {
   p.source =
       "IBM, \"Deskstar 40GV & 75GXP hard disk drive specifications\" (DTLA-305xxx/DTLA-307xxx), section 4.4 "
       "(https://www.manualowl.com/m/IBM/DTLA-307075/Manual/335212?page=25): full-stroke seek 14.7 ms read typical and "
-      "head switch 1.2 ms were read there, and on page 28 (https://manualshive.com/ru/manual/ibm/dtla-305040-deskstar-41-1-gb-"
-      "hard-drive/3758033?page=28) the sequential-access times of figure 13 (zones 0 to 14: 15 zones; 0.48 and 0.95 s "
-      "typical for 16 MiB, so 37.8 and 18.8 MB/s sustained outermost and innermost); 7200 RPM, 8.5 ms average read "
+      "head switch 1.2 ms were read there, and on page 28 "
+      "(https://manualshive.com/ru/manual/ibm/dtla-305040-deskstar-41-1-gb-hard-drive/3758033?page=28) the "
+      "sequential-access times of figure 13 (zones 0 to 14: 15 zones; 0.48 and 0.95 s typical for 16 MiB, so 37.8 "
+      "and 18.8 MB/s sustained outermost and innermost); 7200 RPM, 8.5 ms average read "
       "seek, 1.2 ms single-track seek, 2 MB buffer and 0.5 ms command overhead are the same specification's "
       "performance summary as quoted, not re-read here (figure 14 on page 28, 55 s typical for 4096 random reads, "
       "implies about 0.1 ms of command overhead with the 8.5 ms seek and 4.17 ms latency; the 0.5 ms is kept)";

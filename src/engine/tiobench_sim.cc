@@ -520,7 +520,8 @@ bool tiobench_sim::step(thread_state& th, tiobench_test t) {
     th.in_op = true;
     th.op_start = th.t;
     th.op_page = off / page_;
-    if (!io.mapped && !is_write(t)) th.reada_ok = th.fra.start_read(off / page_, off % page_, s_.block_bytes, page_, ra_pages_);
+    if (!io.mapped && !is_write(t))
+      th.reada_ok = th.fra.start_read(off / page_, off % page_, s_.block_bytes, page_, ra_pages_);
   }
   const uint64_t last = (off + s_.block_bytes - 1) / page_;
   for (; th.op_page <= last; ++th.op_page) {

@@ -24,8 +24,9 @@ double seed_rate(tiobench_test t) {
 }
 
 const tiobench_run& seed_run() {
-  static const tiobench_run r =
-      sim::run_tiobench_sim(seed_tiobench_spec("tiobench/seed-003"), seed_tiobench_options("tiobench/seed-003")).value();
+  static const tiobench_run r = sim::run_tiobench_sim(seed_tiobench_spec("tiobench/seed-003"),
+                                                      seed_tiobench_options("tiobench/seed-003"))
+                                     .value();
   return r;
 }
 
