@@ -72,7 +72,7 @@ action add_seeds(CLI::App& app) {
     auto tio_of = [&](std::string_view scenario) -> result<const tiobench_run*> {
       auto it = tio_runs.find(scenario);
       if (it != tio_runs.end()) return &it->second;
-      sim::tiobench_sim_options so;
+      sim::tiobench_sim_options so = seed_tiobench_options(scenario);
       if (!o->profile.empty()) so.profile = o->profile;
       auto r = sim::run_tiobench_sim(seed_tiobench_spec(scenario), so);
       if (!r.ok()) return r.error();

@@ -23,13 +23,42 @@ constexpr uint64_t kPartitionStart = 63;
 constexpr uint64_t kLaunderBatch = 32;
 
 // pte_dirty: written through a PTE whose dirty bit has not reached the page yet (fsync
-// and kupdate do not see it); dirty: PG_dirty, on the mapping's dirty_pages list.
-enum class pg : uint8_t { absent, reading, clean, pte_dirty, dirty, writeback };
+// and kupdate do not see it); dirty: PG_dirty, on the mapping's dirty_pages list;
+// buf_dirty: written by write(), its buffers dirty (2.4.0 __block_commit_write marks the
+// buffers, not the page, and queues them on the inode's i_dirty_buffers: fsync writes
+// them, kupdate's sync_inodes does not).
+enum class pg : uint8_t { absent, reading, clean, pte_dirty, dirty, buf_dirty, writeback };
 
 struct page_state {
   pg st = pg::absent;
-  bool on_disk = false;  // the block exists (written once); else a hole, read as zeros
-  bool redirty = false;  // written to while under writeback
+  bool on_disk = false;          // the block exists (written once); else a hole, read as zeros
+  pg redirty_to = pg::absent;    // written to while under writeback: the state it returns to
+};
+
+// The four tests' I/O in the tiotest the sim replays (tiotest_build).
+enum class madv : uint8_t { normal, random, sequential };
+struct test_io {
+  bool mapped = true;      // memcpy to or from a MAP_SHARED mapping; else lseek + read()/write()
+  madv hint = madv::normal;  // the mapping's madvise
+  bool munmap = true;      // unmapped at the end (its dirty PTEs reach the pages)
+  bool fsync = true;       // fsync(fd) at the end
+};
+struct tiotest_ops {
+  test_io test[4];  // by tiobench_test
+};
+// tiotest.c of each build (tiobench_sim.h says where each is from).
+constexpr tiotest_ops kTiotestBuilds[] = {
+    // v0.3.1, -DUSE_MMAP: do_write_test maps, memcpys, munmaps, fsyncs; do_random_write_test
+    // lseeks and write()s, fsyncs; do_read_test maps, memcpys and (`#ifdef MMAP`) does not
+    // unmap, no fsync; do_random_read_test lseeks and read()s, no fsync.
+    {{{true, madv::normal, true, true}, {false, madv::normal, false, true}, {true, madv::normal, false, false},
+      {false, madv::normal, false, false}}},
+    // v0.3.1, -DUSE_MMAP -DUSE_MADVISE: madvise(file_loc, bytesize, MADV_RANDOM) after both mmaps.
+    {{{true, madv::random, true, true}, {false, madv::normal, false, true}, {true, madv::random, false, false},
+      {false, madv::normal, false, false}}},
+    // v0.4.x -M.
+    {{{true, madv::sequential, true, true}, {true, madv::random, true, true}, {true, madv::sequential, true, true},
+      {true, madv::random, true, true}}},
 };
 
 struct costs {
@@ -54,6 +83,12 @@ struct thread_state {
   uint64_t op_page = 0;
   seq_readahead_24 ra;
   std::vector<bool> mapped;  // pages faulted into this test's mapping
+  // read(): the test's struct file (tiotest opens the file per test), the current read()'s
+  // reada_ok, and whether the page at op_page has had its generic_file_readahead.
+  file_readahead_24 fra;
+  bool reada_ok = false, page_ra_done = false;
+  // fsync: 0 filemap_fdatasync (PG_dirty pages), 1 fsync_inode_buffers, 2 the wait.
+  uint32_t fsync_phase = 0;
   double user_ns = 0, sys_ns = 0, lat_sum_ns = 0, lat_max_ns = 0;
   uint64_t over2 = 0, over10 = 0;
 };
@@ -61,9 +96,10 @@ struct thread_state {
 class tiobench_sim {
  public:
   tiobench_sim(const tiobench_spec& s, const kernel_profile& p, std::unique_ptr<block::block_device> dev, costs c,
-               uint64_t memory)
+               uint64_t memory, uint64_t free, const tiotest_ops& ops)
       : s_(s),
         p_(p),
+        ops_(ops),
         page_(p.paging.page_size()),
         sectors_per_page_(uint32_t(page_ / block::kSectorBytes)),
         dev_(std::move(dev)),
@@ -71,12 +107,15 @@ class tiobench_sim {
         q_(elevator(p), limits(p)) {
     file_pages_ = s.file_bytes() / page_;
     cluster_ = page_cluster_24(memory, page_);
-    window_ = seq_ra_window_24(p.page_cache.ra_max / page_, cluster_);
+    ra_pages_ = p.page_cache.ra_max / page_;
+    window_ = seq_ra_window_24(ra_pages_, cluster_);
     const uint64_t frames = memory / page_;
     const uint64_t reserved = frames * p.objs.struct_page + p.objs.kernel_image;
     cache_pages_ = (memory - std::min(memory, reserved)) / page_;
+    if (free) cache_pages_ = std::min(cache_pages_, free / page_);
     pages_.resize(file_pages_ * s.threads);
     writeback_.assign(s.threads, 0);
+    buf_dirty_order_.resize(s.threads);
     stats_.cache_pages = cache_pages_;
     stats_.page_cluster = cluster_;
   }
@@ -106,13 +145,16 @@ class tiobench_sim {
   bool step(thread_state& th, tiobench_test t);
   bool touch_page(thread_state& th, tiobench_test t, uint64_t page);
   bool fault_in(thread_state& th, tiobench_test t, uint64_t page);
+  bool read_page(thread_state& th, uint64_t page);
+  bool write_page(thread_state& th, uint64_t page);
+  void set_buf_dirty(uint64_t k);
   void read_ahead(thread_state& th, uint64_t first, uint64_t count);
   bool add_page(thread_state& th, uint64_t k);
   bool make_room(thread_state& th);
   bool drop_clean();
   void launder(thread_state& th);
-  bool sync_file(thread_state& th, uint32_t file);
-  bool fsync_step(thread_state& th);
+  bool sync_file(thread_state& th, uint32_t file, bool buffers);
+  bool fsync_step(thread_state& th, tiobench_test t);
   bool kupdate_step(thread_state& th);
   void move_dirty_bits(uint32_t file, uint64_t first, uint64_t count);
   void submit(thread_state& th, uint64_t k, bool write);
@@ -123,16 +165,22 @@ class tiobench_sim {
 
   tiobench_spec s_;
   const kernel_profile& p_;
+  const tiotest_ops& ops_;
   const uint64_t page_;              // the profile's base page (PAGE_SIZE)
   const uint32_t sectors_per_page_;  // a page's 512-byte sectors
   std::unique_ptr<block::block_device> dev_;
   costs c_;
   block::request_queue q_;
   uint64_t file_pages_ = 0, cache_pages_ = 0, window_ = 0, resident_ = 0;
+  uint64_t ra_pages_ = 0;  // get_max_readahead: the profile's ra_max in pages (2.4 IDE: MAX_READAHEAD)
   uint32_t cluster_ = 0;
+  tiobench_test test_ = tiobench_test::write;  // the test running
   std::vector<page_state> pages_;
   std::deque<uint64_t> lru_;        // page keys in the order they entered the page cache
   std::vector<uint64_t> writeback_;  // per file: pages under writeback
+  // per file: pages in the order write() dirtied their buffers (i_dirty_buffers, whose
+  // head is the most recent: buffer_insert_inode_queue's list_add); stale entries skipped.
+  std::vector<std::vector<uint64_t>> buf_dirty_order_;
   uint32_t queued_[2] = {0, 0};      // requests in the queue per direction (merges excluded)
   struct in_flight {
     std::vector<uint64_t> ids;
@@ -181,6 +229,7 @@ void tiobench_sim::kick(sim_ns now) {
   auto r = q_.take(now);
   --queued_[r->rq.write];
   (r->rq.write ? stats_.write_requests : stats_.read_requests)++;
+  if (!r->rq.write) ++stats_.test_read_requests[size_t(test_)];
   busy_ = in_flight{std::move(r->ids), dev_->submit(r->rq, now), r->rq.write};
 }
 
@@ -190,13 +239,16 @@ void tiobench_sim::complete() {
   for (uint64_t k : f.ids) {
     page_state& ps = pages_[k];
     if (f.write) {
-      ps.st = ps.redirty ? pg::pte_dirty : pg::clean;
-      ps.redirty = false;
+      ps.st = pg::clean;
+      if (ps.redirty_to == pg::buf_dirty) set_buf_dirty(k);
+      else if (ps.redirty_to != pg::absent) ps.st = ps.redirty_to;
+      ps.redirty_to = pg::absent;
       --writeback_[k / file_pages_];
       ++stats_.pages_written;
     } else {
       ps.st = pg::clean;
       ++stats_.pages_read;
+      ++stats_.test_pages_read[size_t(test_)];
     }
   }
   // Every waiting thread looks again (each waits for a page, a free request or its
@@ -236,7 +288,8 @@ void tiobench_sim::launder(thread_state& th) {
   uint64_t written = 0;
   for (size_t i = 0; i < lru_.size() && i < 2 * kLaunderBatch && written < kLaunderBatch; ++i) {
     const uint64_t k = lru_[i];
-    if (pages_[k].st != pg::dirty && pages_[k].st != pg::pte_dirty) continue;
+    const pg st = pages_[k].st;
+    if (st != pg::dirty && st != pg::pte_dirty && st != pg::buf_dirty) continue;
     if (queued_[1] >= p_.block_queue.nr_requests) break;
     submit(th, k, true);
     ++written;
@@ -249,7 +302,7 @@ bool tiobench_sim::make_room(thread_state& th) {
   while (resident_ >= cache_pages_) {
     if (drop_clean()) continue;
     const pg oldest = pages_[lru_.front()].st;
-    if (oldest == pg::dirty || oldest == pg::pte_dirty) launder(th);
+    if (oldest == pg::dirty || oldest == pg::pte_dirty || oldest == pg::buf_dirty) launder(th);
     kick(th.t);
     return block_on(th);
   }
@@ -291,9 +344,68 @@ bool tiobench_sim::fault_in(thread_state& th, tiobench_test t, uint64_t page) {
   if (!make_room(th)) return false;
   ++stats_.major_faults;
   add_page(th, k);
-  const page_span around = read_around_24(page, file_pages_, cluster_, is_random(t));
+  const page_span around = read_around_24(page, file_pages_, cluster_, ops_.test[size_t(t)].hint == madv::random);
   read_ahead(th, around.first, around.count);
   return true;
+}
+
+// do_generic_file_read for one page of a read() (2.4.0): a cached, up-to-date page is
+// copied (and may start an asynchronous read-ahead); an uncached one is added and read
+// (readpage), the read-ahead runs while it is locked, and the reader waits for it.
+bool tiobench_sim::read_page(thread_state& th, uint64_t page) {
+  const uint64_t k = key(th.id, page);
+  if (!th.page_ra_done) {
+    bool locked = true;
+    if (pages_[k].st == pg::absent) {
+      if (queued_[0] >= p_.block_queue.nr_requests) {
+        kick(th.t);
+        return block_on(th);
+      }
+      if (!make_room(th)) return false;
+      ++stats_.major_faults;
+      add_page(th, k);
+    } else {
+      locked = pages_[k].st == pg::reading;
+    }
+    const page_span ra = th.fra.readahead(th.reada_ok, page, locked, file_pages_, ra_pages_);
+    read_ahead(th, ra.first, ra.count);
+    th.page_ra_done = true;
+  }
+  if (pages_[k].st == pg::reading) {
+    kick(th.t);
+    return block_on(th);
+  }
+  th.page_ra_done = false;
+  return true;
+}
+
+// generic_file_write for one whole page (2.4.0): __grab_cache_page finds or adds the page;
+// ext2's block_prepare_write reads only buffers the write covers in part, so a whole page
+// needs no read; __block_commit_write dirties its buffers.
+bool tiobench_sim::write_page(thread_state& th, uint64_t page) {
+  const uint64_t k = key(th.id, page);
+  page_state& ps = pages_[k];
+  if (ps.st == pg::reading) {  // grab_cache_page locks the page: wait for its read
+    kick(th.t);
+    return block_on(th);
+  }
+  if (ps.st == pg::absent) {
+    if (!make_room(th)) return false;
+    lru_.push_back(k);
+    ++resident_;
+    charge(th, c_.submit_ns, false);  // page allocation, page-cache insertion, buffer heads
+    set_buf_dirty(k);
+  } else if (ps.st == pg::clean) {
+    set_buf_dirty(k);
+  } else if (ps.st == pg::writeback) {
+    ps.redirty_to = pg::buf_dirty;
+  }  // dirty or pte_dirty: the page is written by whatever writes those
+  return true;
+}
+
+void tiobench_sim::set_buf_dirty(uint64_t k) {
+  pages_[k].st = pg::buf_dirty;
+  buf_dirty_order_[k / file_pages_].push_back(k % file_pages_);
 }
 
 // The first touch of `page` in this test's mapping (a fault), or a later one (nothing).
@@ -308,7 +420,7 @@ bool tiobench_sim::touch_page(thread_state& th, tiobench_test t, uint64_t page) 
     th.mapped[page] = true;
     ++stats_.faults;  // every fault ends by mapping a cached page
     charge(th, c_.fault_ns, false);
-    if (!is_random(t)) {
+    if (ops_.test[size_t(t)].hint == madv::sequential) {
       const page_span ra = th.ra.after_fault(page, window_, file_pages_);
       move_dirty_bits(th.id, th.ra.flushed.first, th.ra.flushed.count);
       read_ahead(th, ra.first, ra.count);
@@ -318,7 +430,7 @@ bool tiobench_sim::touch_page(thread_state& th, tiobench_test t, uint64_t page) 
   if (is_write(t)) {
     page_state& ps = pages_[k];
     if (ps.st == pg::clean) ps.st = pg::pte_dirty;
-    if (ps.st == pg::writeback) ps.redirty = true;
+    if (ps.st == pg::writeback && ps.redirty_to == pg::absent) ps.redirty_to = pg::pte_dirty;
   }
   return true;
 }
@@ -330,31 +442,54 @@ void tiobench_sim::move_dirty_bits(uint32_t file, uint64_t first, uint64_t count
     if (pages_[key(file, p)].st == pg::pte_dirty) pages_[key(file, p)].st = pg::dirty;
 }
 
-// filemap_fdatasync then filemap_fdatawait of `file`: its dirty pages from the most
-// recently dirtied (the dirty_pages list's head; the highest index here) down, written,
-// then waited for. th.fsync_next: how many pages from the bottom are left to look at.
-bool tiobench_sim::sync_file(thread_state& th, uint32_t file) {
-  for (; th.fsync_next > 0; --th.fsync_next) {
-    const uint64_t k = key(file, th.fsync_next - 1);
-    if (pages_[k].st != pg::dirty) continue;
-    if (queued_[1] >= p_.block_queue.nr_requests) {
-      kick(th.t);
-      return block_on(th);
+// filemap_fdatasync of `file`: its PG_dirty pages from the most recently dirtied (the
+// dirty_pages list's head; the highest index here) down, written; with `buffers` (fsync:
+// ext2_sync_file's fsync_inode_buffers) then its dirty buffers from the most recently
+// dirtied; then filemap_fdatawait. th.fsync_next: how many pages from the bottom (phase 0)
+// or entries of the buffer list from its start (phase 1) are left to look at.
+bool tiobench_sim::sync_file(thread_state& th, uint32_t file, bool buffers) {
+  if (th.fsync_phase == 0) {
+    for (; th.fsync_next > 0; --th.fsync_next) {
+      const uint64_t k = key(file, th.fsync_next - 1);
+      if (pages_[k].st != pg::dirty) continue;
+      if (queued_[1] >= p_.block_queue.nr_requests) {
+        kick(th.t);
+        return block_on(th);
+      }
+      submit(th, k, true);
     }
-    submit(th, k, true);
+    th.fsync_phase = buffers ? 1 : 2;
+    th.fsync_next = buf_dirty_order_[file].size();
+  }
+  if (th.fsync_phase == 1) {
+    std::vector<uint64_t>& order = buf_dirty_order_[file];
+    for (; th.fsync_next > 0; --th.fsync_next) {
+      const uint64_t k = key(file, order[th.fsync_next - 1]);
+      if (pages_[k].st != pg::buf_dirty) continue;
+      if (queued_[1] >= p_.block_queue.nr_requests) {
+        kick(th.t);
+        return block_on(th);
+      }
+      submit(th, k, true);
+    }
+    order.clear();
+    th.fsync_phase = 2;
   }
   kick(th.t);
   return writeback_[file] == 0 || block_on(th);
 }
 
-// munmap (its zap moves the dirty PTEs' bits to the pages), then fsync.
-bool tiobench_sim::fsync_step(thread_state& th) {
+// munmap if the test unmaps (its zap moves the dirty PTEs' bits to the pages), then fsync
+// if it fsyncs.
+bool tiobench_sim::fsync_step(thread_state& th, tiobench_test t) {
+  const test_io& io = ops_.test[size_t(t)];
   if (!th.unmapped) {
-    move_dirty_bits(th.id, 0, file_pages_);
+    if (io.munmap) move_dirty_bits(th.id, 0, file_pages_);
     th.unmapped = true;
     th.fsync_next = file_pages_;
+    th.fsync_phase = 0;
   }
-  if (!sync_file(th, th.id)) return false;
+  if (io.fsync && !sync_file(th, th.id, true)) return false;
   th.done = true;
   return true;
 }
@@ -366,9 +501,10 @@ bool tiobench_sim::kupdate_step(thread_state& th) {
     th.syncing = true;
     th.inode = 0;
     th.fsync_next = file_pages_;
+    th.fsync_phase = 0;
   }
-  for (; th.inode < s_.threads; ++th.inode, th.fsync_next = file_pages_)
-    if (!sync_file(th, th.inode)) return false;
+  for (; th.inode < s_.threads; ++th.inode, th.fsync_next = file_pages_, th.fsync_phase = 0)
+    if (!sync_file(th, th.inode, false)) return false;
   th.syncing = false;
   th.t += sim_ns{uint64_t(p_.page_cache.kupdate_interval_ms) * 1'000'000};
   return true;
@@ -377,17 +513,26 @@ bool tiobench_sim::kupdate_step(thread_state& th) {
 // One op of `th` (or as much of it as can be done before it must wait).
 bool tiobench_sim::step(thread_state& th, tiobench_test t) {
   if (th.kupdate) return kupdate_step(th);
-  if (th.fsync) return fsync_step(th);
+  if (th.fsync) return fsync_step(th, t);
+  const test_io& io = ops_.test[size_t(t)];
   const uint64_t off = tiobench_offset(s_, t, th.id, th.op);
   if (!th.in_op) {
     th.in_op = true;
     th.op_start = th.t;
     th.op_page = off / page_;
+    if (!io.mapped && !is_write(t))
+      th.reada_ok = th.fra.start_read(off / page_, off % page_, s_.block_bytes, page_, ra_pages_);
   }
   const uint64_t last = (off + s_.block_bytes - 1) / page_;
-  for (; th.op_page <= last; ++th.op_page)
-    if (!touch_page(th, t, th.op_page)) return false;
-  charge(th, double(s_.block_bytes) * c_.copy_ns_per_byte, true);
+  for (; th.op_page <= last; ++th.op_page) {
+    const bool ok = io.mapped ? touch_page(th, t, th.op_page)
+                    : is_write(t) ? write_page(th, th.op_page)
+                                  : read_page(th, th.op_page);
+    if (!ok) return false;
+  }
+  // memcpy to or from the mapping is user time; read()'s copy_to_user and write()'s
+  // copy_from_user are the kernel's.
+  charge(th, double(s_.block_bytes) * c_.copy_ns_per_byte, io.mapped);
   const double lat = double((th.t - th.op_start).ns);
   th.lat_sum_ns += lat;
   th.lat_max_ns = std::max(th.lat_max_ns, lat);
@@ -399,6 +544,7 @@ bool tiobench_sim::step(thread_state& th, tiobench_test t) {
 }
 
 result<tiobench_test_result> tiobench_sim::run_test(tiobench_test t, std::vector<thread_state>& ths, sim_ns start) {
+  test_ = t;
   for (thread_state& th : ths) {
     if (th.kupdate) continue;
     const uint32_t id = th.id;
@@ -501,7 +647,8 @@ result<tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tiobench_sim
   const block::cpu_cost* sub = block::find_cpu_cost("readahead_page", o.cpu);
   if (!copy || !fault || !sub) return status::invalid_argument("no CPU cost table for machine '" + o.cpu + "'");
   const uint64_t memory = o.memory_bytes ? o.memory_bytes : p->default_memory;
-  tiobench_sim sim(s, p.value(), std::move(dev), {copy->ns, fault->ns, sub->ns}, memory);
+  tiobench_sim sim(s, p.value(), std::move(dev), {copy->ns, fault->ns, sub->ns}, memory, o.free_bytes,
+                   kTiotestBuilds[size_t(o.tiotest)]);
   auto tests = sim.run();
   if (!tests.ok()) return tests.error();
   if (stats) *stats = sim.stats();
@@ -510,6 +657,7 @@ result<tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tiobench_sim
   run.engine = "sim";
   run.identifier = o.profile;
   run.dir = "a simulated " + o.device + " on a " + std::to_string(memory >> 20) + " MiB machine";
+  if (o.free_bytes) run.dir += " with " + std::to_string(o.free_bytes >> 20) + " MiB free";
   run.tests = std::move(tests.value());
   return run;
 }

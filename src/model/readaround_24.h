@@ -1,5 +1,6 @@
-// Linux 2.4's read-around and read-ahead of mapped faults, as pure functions of page
-// indices: which pages a fault on an uncached page of a MAP_SHARED file mapping reads.
+// Linux 2.4's read-around and read-ahead of mapped faults, and the read-ahead of read(),
+// as pure functions of page indices: which pages a fault on an uncached page of a
+// MAP_SHARED file mapping reads, and which pages a read() reads ahead.
 //
 // Kernel: mm/filemap.c (2.4.0, the text read here: liexusong/linux-2.4.0) filemap_nopage,
 // read_cluster_nonblocking, nopage_sequential_readahead; mm/swap.c swap_setup for
@@ -17,6 +18,9 @@
 //    vm_pgoff twice to vm_raend's start; tiotest maps from offset 0, where it does not
 //    matter.) Flush-behind (filemap_sync of the window two back) only moves PTE dirty bits
 //    to the page, which the sim does at the fault.
+//  * read() (do_generic_file_read and generic_file_readahead, 2.4.0): the struct file's
+//    f_raend, f_ralen, f_ramax, f_rawin decide, per read() call and per page, how many
+//    pages after the page are read ahead (file_readahead_24 below, line for line).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +50,29 @@ struct seq_readahead_24 {
   page_span flushed;
   // After the fault at pgoff found its page: the window to read now (count 0: none).
   page_span after_fault(uint64_t pgoff, uint64_t window, uint64_t file_pages);
+};
+
+// include/linux/mm.h (2.4.0): the read-ahead a read() keeps once it is sequential.
+inline constexpr uint64_t kMinReadahead24 = 3;
+
+// One struct file's read-ahead context (2.4.0 mm/filemap.c): all zero at open. The kernel
+// keeps it in pages (f_raend: the page after the last one read ahead).
+struct file_readahead_24 {
+  uint64_t raend = 0, ralen = 0, ramax = 0, rawin = 0;
+
+  // do_generic_file_read's start, once per read() of `count` bytes at page `index`,
+  // `offset` bytes into it: resets the context when the read is outside the previous
+  // window, sets f_ramax to what the read needs (at least MIN_READAHEAD when it continues
+  // a window, at most `max_readahead` pages). Returns reada_ok.
+  bool start_read(uint64_t index, uint64_t offset, uint64_t count, uint64_t page_bytes, uint64_t max_readahead);
+
+  // generic_file_readahead for page `index` of that read(): `locked` when the page is
+  // being read (just added, or found not up to date), else it was found up to date.
+  // Returns the pages after it to read (page_cache_read each: one already cached costs
+  // nothing) and updates the context; `end_index` is i_size in pages. (drop_behind, which
+  // the kernel then calls, only moves unmapped pages behind `index` to the inactive list;
+  // not returned.)
+  page_span readahead(bool reada_ok, uint64_t index, bool locked, uint64_t end_index, uint64_t max_readahead);
 };
 
 }  // namespace vmlab

@@ -217,6 +217,19 @@ tiobench_spec seed_tiobench_spec(std::string_view scenario) {
   return s;
 }
 
+sim::tiobench_sim_options seed_tiobench_options(std::string_view scenario) {
+  sim::tiobench_sim_options o;
+  if (scenario == "tiobench/seed-003") {
+    // Vlad Bolkhovitine, 12 Jan 2001 (quoted in the seed's thread): "tiotest v0.3.1",
+    // "compiled for mmap() usage", "the system with ~200Mb free memory", "Tiotest tries to
+    // create mmap'ed file with size ~memory_size*2" (each thread's file is 512 MB).
+    o.tiotest = sim::tiotest_build::v031_mmap;
+    o.memory_bytes = 256ull << 20;
+    o.free_bytes = 200ull << 20;
+  }
+  return o;
+}
+
 seed_check check_seed_figure(const seed_figure& f, const tiobench_run& r) {
   seed_check c;
   c.figure = &f;

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/tiobench_sim.h"
 #include "workload/tiobench.h"
 #include "report/units.h"
 #include "vmlab/run_result.h"
@@ -54,8 +55,10 @@ struct seed_figure {
   std::optional<double> (*extract_tiobench)(const tiobench_run&) = nullptr;
 };
 
-// The tiobench run a tiobench figure's `scenario` names ("tiobench/seed-003").
+// The tiobench run a tiobench figure's `scenario` names ("tiobench/seed-003"), and the
+// machine and tiotest the sim replays it on (docs/seeds.md, seed 003).
 tiobench_spec seed_tiobench_spec(std::string_view scenario);
+sim::tiobench_sim_options seed_tiobench_options(std::string_view scenario);
 
 // Every figure of every seed, by seed and then in the order the seed states them.
 const std::vector<seed_figure>& seed_figures();

@@ -11,8 +11,12 @@
 // test, where a random test's blocks done = random ops per thread x threads. MB = 2^20.
 //
 // The spec is what both engines need: the live engine runs it (src/engine/live/
-// tiobench_runner.h), and the sim expands it into read/write/mmap ops with the same
-// offsets (tiobench_offset), so a random test touches the same blocks in both.
+// tiobench_runner.h) as tiotest 0.4 does, and the sim replays it (src/engine/tiobench_sim.h)
+// as the tiotest its options name, by default 0.3.1 built with USE_MMAP (seed 003's:
+// only the sequential tests mapped, the random ones with read()/write()), with the same
+// offsets (tiobench_offset), so a random test touches the same blocks in both. tiotest
+// draws them with rand_r() % (blocks - 1) (0.3.1) from a seed of gettimeofday's
+// microseconds; tiobench_offset draws uniformly over all blocks, reproducibly.
 #pragma once
 
 #include <array>
