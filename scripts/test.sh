@@ -9,15 +9,23 @@ phase() { echo "== test.sh: $1 done at ${SECONDS}s" >&2; }
 bash scripts/install-deps.sh
 phase install-deps
 jobs=$(nproc)
+# Tests that run the live engine (or time real I/O) run one at a time, after the others:
+# they take the host-wide live lock and measure this host. The rest run $jobs at a time.
+serial='Live|live|validate_matrix|tiobench|Tiobench|InspectCli|CliCleanup'
+run_tests() {
+  ctest --test-dir "$1" --output-on-failure -j"$jobs" -E "$serial"
+  ctest --test-dir "$1" --output-on-failure -j1 -R "$serial"
+}
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C build -j"$jobs"
 phase release-build
-ctest --test-dir build --output-on-failure -j1
+run_tests build
 phase release-tests
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DVMLAB_SANITIZE=ON >/dev/null
 ninja -C build-asan -j"$jobs" vmlab vmlab_tests
 phase asan-build
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j1
+export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+run_tests build-asan
 phase asan-tests
 # Every parser's fuzzer: replay the regression inputs, then ten seconds each.
 bash scripts/fuzz.sh 10
