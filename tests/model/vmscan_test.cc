@@ -212,7 +212,8 @@ TEST(Vmscan, DirtyWrittenAnonAndShmemKept) {
   const meminfo after = k->meminfo_now();
   EXPECT_EQ(after.dirty, 0u);
   EXPECT_EQ(after.cached, before.cached - len);  // shmem stays Cached
-  const proc_sample& p1 = proc(k->snapshot("end"), 1);
+  const sample end = k->snapshot("end");
+  const proc_sample& p1 = proc(end, 1);
   EXPECT_EQ(p1.rss_file, 0u);  // the unwritten half's file pages went
   EXPECT_EQ(p1.rss_anon, pages / 2);
   EXPECT_EQ(p1.rss_shmem, pages);
