@@ -8,7 +8,9 @@
 # Exit status 1 when any target found a crash.
 #
 # Environment: FUZZ_BUILD_DIR (default build-fuzz); FUZZ_EXTRA_FLAGS, extra compile flags
-# such as -fno-sanitize=array-bounds to fuzz past a known finding (use another build dir).
+# such as -fno-sanitize=array-bounds to fuzz past a known finding (use another build dir);
+# FUZZ_REUSE_BUILD=1 to use FUZZ_BUILD_DIR as it is configured (scripts/test.sh's
+# sanitizer build, which has VMLAB_FUZZ on) instead of configuring it here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-30}
@@ -18,8 +20,13 @@ targets=("$@")
 jobs=$(nproc)
 B=${FUZZ_BUILD_DIR:-build-fuzz}
 
-CC=clang-14 CXX=clang++-14 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DVMLAB_FUZZ=ON -DVMLAB_BENCH=OFF -DVMLAB_FUZZ_EXTRA_FLAGS="${FUZZ_EXTRA_FLAGS:-}" >/dev/null
+if [[ -n ${FUZZ_REUSE_BUILD:-} ]]; then
+  grep -q '^VMLAB_FUZZ:BOOL=ON' "$B/CMakeCache.txt" 2>/dev/null ||
+    { echo "fuzz.sh: FUZZ_REUSE_BUILD: $B is not a build with VMLAB_FUZZ=ON" >&2; exit 2; }
+else
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DVMLAB_FUZZ=ON -DVMLAB_BENCH=OFF -DVMLAB_FUZZ_EXTRA_FLAGS="${FUZZ_EXTRA_FLAGS:-}" >/dev/null
+fi
 ninja -C "$B" -j"$jobs" vmlab $(printf 'fuzz_%s ' "${targets[@]}")
 
 # Seeds: every scenario, the trace `vmlab trace` writes for each, hand-written traces,

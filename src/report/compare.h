@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>  // the callers that build JSON include json.hpp
 
 #include "report/units.h"
 #include "vmlab/run_result.h"
