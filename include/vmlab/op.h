@@ -13,8 +13,8 @@
 // Invariants the parser and the generator guarantee (the engines rely on them):
 //  1. pids are created by `spawn` or `fork` before use and not used after `exit`;
 //  2. a mapping name is created by `mmap` before use; offsets/lengths are page multiples
-//     and lie inside the mapping as created (a later munmap may have removed pages: that
-//     is a runtime fault, reported as the simulated kernel would: SIGSEGV);
+//     and lie inside the mapping as created or as mremap last sized it (a later munmap
+//     may have removed pages: that is a runtime fault, reported as the simulated kernel would: SIGSEGV);
 //  3. objects are declared before any op that names them.
 #pragma once
 
@@ -44,8 +44,12 @@ struct object_decl {
 
 // read covers read(2) and pread(2) (every read names its file offset), write covers
 // write(2) and pwrite(2); readv(2) reads into `count` iovecs; fsync(2) the object;
-// msync(MS_SYNC) a range of a mapping.
-enum class op_kind : uint8_t { spawn, fork, exit, mmap, munmap, mprotect, madvise, touch, phase, read, readv, write, fsync, msync, reclaim };
+// msync(MS_SYNC) a range of a mapping. mremap resizes or moves a whole mapping;
+// remap_file_pages gives part of a shared file mapping other file pages.
+enum class op_kind : uint8_t {
+  spawn, fork, exit, mmap, munmap, mprotect, madvise, touch, phase, read, readv, write, fsync, msync, mremap,
+  remap_file_pages, reclaim
+};
 
 // Protection bits, as PROT_READ / PROT_WRITE.
 enum prot_bits : uint8_t { prot_none = 0, prot_read = 1, prot_write = 2 };
@@ -104,10 +108,14 @@ struct op {
   // model): `count` iovecs (1 for read/write) of len/count bytes, iovec i at offset
   // off + i * stride of the mapping (stride 0: back to back). `direct`: O_DIRECT.
   // fsync: `object`. msync: [off, off+len) of mapping `map`.
+  // mremap: mapping `map`, whole, to `len` bytes; `maymove` (MREMAP_MAYMOVE) lets it move,
+  // `fixed` (MREMAP_FIXED) to `addr`. Later ops see the mapping as mremap left it.
+  // remap_file_pages: [off, off+len) of mapping `map` maps object bytes from `obj_off`.
   // reclaim: kernel-wide (pid 0), up to `len` bytes of page cache through the LRU (0: all
   // that can be evicted): memory.reclaim's work, the scenario's memory pressure.
   bool buffer = false;
   bool direct = false;
+  bool maymove = false;  // mremap: MREMAP_MAYMOVE
 
   // phase: a named sample point (the end of a scenario phase)
   std::string name;

@@ -47,6 +47,9 @@ class op_builder {
   op_builder& into(uint32_t map, bytes off) { o_.buffer = true; o_.map = map; o_.off = off; return *this; }
   op_builder& iov_stride(bytes s) { o_.stride = s; return *this; }
   op_builder& direct(bool v = true) { o_.direct = v; return *this; }
+  op_builder& maymove(bool v = true) { o_.maymove = v; return *this; }  // mremap: MREMAP_MAYMOVE
+  // mremap: MREMAP_MAYMOVE | MREMAP_FIXED to addr (.at() is mmap's fixed address)
+  op_builder& to(vaddr a) { o_.maymove = o_.fixed = true; o_.addr = a; return *this; }
   op_builder& zipf(uint64_t count, double theta, uint64_t seed) {
     o_.pattern = touch_pattern::zipf;
     o_.count = count;
@@ -142,6 +145,20 @@ inline op_builder fsync(uint32_t pid, int32_t object) {
 }
 inline op_builder msync(uint32_t pid, uint32_t map, bytes off, bytes len) {
   return detail::range(op_kind::msync, pid, map, off, len);
+}
+// mremap of mapping `map` to new_len bytes; .maymove() lets it move, .to(addr) moves it
+// there (MREMAP_FIXED).
+inline op_builder mremap(uint32_t pid, uint32_t map, bytes new_len) {
+  op o = detail::make(op_kind::mremap, pid);
+  o.map = map;
+  o.len = new_len;
+  return op_builder(std::move(o));
+}
+// remap_file_pages of [off, off+len) of mapping `map` to the object's bytes from file_off.
+inline op_builder remap_file_pages(uint32_t pid, uint32_t map, bytes off, bytes len, bytes file_off) {
+  op o = detail::range(op_kind::remap_file_pages, pid, map, off, len).get();
+  o.obj_off = file_off;
+  return op_builder(std::move(o));
 }
 // reclaim: up to len bytes of page cache, kernel-wide (0: everything evictable).
 inline op_builder reclaim(bytes len = 0) {

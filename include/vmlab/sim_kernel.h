@@ -77,6 +77,11 @@ class sim_kernel {
   // written back (at once: no clock).
   status fsync(uint32_t pid, int32_t object);
   status msync(uint32_t pid, uint32_t map, bytes off, bytes len);
+  // mremap(2) of a whole mapping (op.h: len, maymove, fixed/addr); returns its address
+  // after (the mapping's name follows it). remap_file_pages(2) of [off, off+len) of a
+  // shared file mapping to the object's bytes from obj_off.
+  result<vaddr> mremap(const op& o);
+  status remap_file_pages(const op& o);
 
   [[nodiscard]] const kernel_profile& profile() const;
   [[nodiscard]] sample snapshot(const std::string& name) const;
@@ -114,6 +119,8 @@ class sim_kernel {
   [[nodiscard]] bool has_process(uint32_t pid) const;
   // The start address a mapping was created at (for the live engine); 0 if unknown.
   [[nodiscard]] vaddr map_addr(uint32_t pid, uint32_t map) const;
+  // Its length (as created, or as mremap left it); 0 if unknown.
+  [[nodiscard]] bytes map_len(uint32_t pid, uint32_t map) const;
   // Recounts everything from scratch and compares with the incremental counters;
   // returns "" when consistent, else what differs (validate_mm for the model).
   [[nodiscard]] std::string check_invariants() const;

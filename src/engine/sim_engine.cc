@@ -30,6 +30,8 @@ status apply_op(sim_kernel& k, const op& o) {
     case op_kind::write: return k.file_io(o);
     case op_kind::fsync: return k.fsync(o.pid, o.object);
     case op_kind::msync: return k.msync(o.pid, o.map, o.off, o.len);
+    case op_kind::mremap: { auto r = k.mremap(o); return r.ok() ? status{} : r.error(); }
+    case op_kind::remap_file_pages: return k.remap_file_pages(o);
     case op_kind::reclaim: return k.reclaim(o.len);
     case op_kind::phase: return {};
   }

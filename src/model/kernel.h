@@ -202,6 +202,24 @@ status do_mprotect(kernel& k, mm_struct& mm, vaddr start, vaddr end, uint8_t pro
 status do_madvise(kernel& k, mm_struct& mm, vaddr start, vaddr end, advice adv);
 // The VMA containing addr, or nullptr.
 vm_area_struct* find_vma(mm_struct& mm, vaddr addr);
+// The VMA tree's own steps, for mremap.cc: __split_vma at addr (when it falls inside a
+// VMA), vma_merge of the VMA at `start` with its neighbours, whether any VMA overlaps
+// [start, end), get_unmapped_area, mm_populate (MAP_LOCKED, MAP_POPULATE), and the
+// mshare rule that a region's VMA is changed whole or not at all (`what`: the call).
+status split_at(kernel& k, mm_struct& mm, vaddr addr);
+void merge_around(kernel& k, mm_struct& mm, vaddr start);
+bool overlaps(const mm_struct& mm, vaddr start, vaddr end);
+result<vaddr> get_unmapped_area(const kernel& k, const mm_struct& mm, bytes len, bytes align, bytes phase);
+status mm_populate(kernel& k, mm_struct& mm, vaddr start, vaddr end);
+status mshare_whole(const kernel& k, mm_struct& mm, vaddr start, vaddr end, const char* what);
+
+// --- mremap.cc ---
+// mremap(addr, old_len, new_len, flags, new_addr) of one mapping: shrink, grow in place,
+// or (maymove) move to a free range or (fixed) to new_addr. Returns the new address.
+result<vaddr> do_mremap(kernel& k, mm_struct& mm, vaddr addr, bytes old_len, bytes new_len, bool maymove, bool fixed,
+                        vaddr new_addr);
+// remap_file_pages(start, size, 0, pgoff, 0) as the profile's kernel has it (rfp_impl).
+status do_remap_file_pages(kernel& k, mm_struct& mm, vaddr start, bytes size, uint64_t pgoff);
 
 // --- fork.cc ---
 result<mm_struct*> mm_create(kernel& k, uint32_t pid);

@@ -129,6 +129,11 @@ struct vm_area_struct {
   bool nohugepage = false;  // VM_NOHUGEPAGE (MADV_NOHUGEPAGE)
   bool seq_read = false;    // VM_SEQ_READ (MADV_SEQUENTIAL)
   bool rand_read = false;   // VM_RAND_READ (MADV_RANDOM)
+  // VM_NONLINEAR: 2.6's remap_file_pages gave part of a shared file VMA another file
+  // offset. vmlab splits that part off as a VMA of its own whose vm_pgoff is the new
+  // offset, so its pages still follow from (VMA, address); the flag keeps it from merging
+  // back and from sharing page tables (mremap.cc).
+  bool nonlinear = false;
   // A private hugetlb VMA's reservations (HPAGE_RESV_OWNER): huge pages reserved at mmap
   // and not yet faulted, shared by the pieces a split leaves (the resv_map's kref).
   std::shared_ptr<uint64_t> resv;

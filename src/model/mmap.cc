@@ -17,7 +17,6 @@
 namespace vmlab {
 namespace {
 
-constexpr vaddr kMmapMinAddr = 64 * KiB;
 // An align request of at most this is no request: every mapping is page aligned.
 constexpr bytes kMmapMinAlign = 4 * KiB;
 
@@ -36,6 +35,7 @@ bool can_merge(const kernel& k, const vm_area_struct& a, const vm_area_struct& b
   if (a.is_hugetlb() || b.is_hugetlb()) return false;
   if (a.hugepage != b.hugepage || a.nohugepage != b.nohugepage || a.noreserve != b.noreserve) return false;
   if (a.seq_read != b.seq_read || a.rand_read != b.rand_read) return false;
+  if (a.nonlinear || b.nonlinear) return false;
   if (a.pgoff + a.pages(k.geo.shift) != b.pgoff) return false;
   return anon_compatible(k, a, b);
 }
@@ -55,6 +55,8 @@ bool absorb(kernel& k, mm_struct& mm, vm_area_struct& keep, std::map<vaddr, vm_a
   mm.vmas.erase(gone);
   return true;
 }
+
+}  // namespace
 
 // Merges the VMA starting at `start` with its neighbours where vma_merge would.
 void merge_around(kernel& k, mm_struct& mm, vaddr start) {
@@ -105,6 +107,8 @@ bool overlaps(const mm_struct& mm, vaddr start, vaddr end) {
   return std::prev(it)->second.vm_end > start;
 }
 
+namespace {
+
 // First aligned address >= a with addr % align == phase (align 0, or at most a page: a).
 vaddr align_up(vaddr a, bytes align, bytes phase) {
   if (align <= kMmapMinAlign) return a;
@@ -154,6 +158,8 @@ vaddr area_bottomup(const mm_struct& mm, vaddr low, vaddr limit, bytes len, byte
   }
 }
 
+}  // namespace
+
 result<vaddr> get_unmapped_area(const kernel& k, const mm_struct& mm, bytes len, bytes align, bytes phase) {
   const vaddr task_size = k.prof.paging.task_size;
   vaddr a = 0;
@@ -174,7 +180,7 @@ result<vaddr> get_unmapped_area(const kernel& k, const mm_struct& mm, bytes len,
 }
 
 // mm_populate() for MAP_LOCKED: write faults on private writable VMAs, read faults else.
-status populate(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
+status mm_populate(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
   vm_area_struct* v = find_vma(mm, start);
   while (v && v->vm_start < end) {
     const bool write = !v->shared && v->writable();
@@ -184,8 +190,6 @@ status populate(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
   }
   return {};
 }
-
-}  // namespace
 
 vm_area_struct* find_vma(mm_struct& mm, vaddr addr) {
   auto it = mm.vmas.upper_bound(addr);
@@ -377,11 +381,10 @@ result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
   if (o.has_hint)
     if (status s = do_madvise(k, mm, addr, addr + len, o.hint); !s.ok()) return s;
   if (o.locked)
-    if (status s = populate(k, mm, addr, addr + len); !s.ok()) return s;
+    if (status s = mm_populate(k, mm, addr, addr + len); !s.ok()) return s;
   return addr;
 }
 
-namespace {
 
 // An mshare region's mapping is changed whole or not at all: the patches' may_split op
 // refuses every split of a process's region VMA (mm/mshare.c mshare_vm_op_split), so a
@@ -405,8 +408,6 @@ status mshare_whole(const kernel& k, mm_struct& mm, vaddr start, vaddr end, cons
   }
   return {};
 }
-
-}  // namespace
 
 status do_munmap(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
   if (status s = mshare_whole(k, mm, start, end, "munmap"); !s.ok()) return s;

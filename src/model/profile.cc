@@ -132,6 +132,7 @@ kernel_profile linux_2_6_15() {
   p.layout = mmap_layout::topdown;
   p.mmap_base = p.paging.task_size - 128 * MiB;  // TASK_SIZE minus the minimum stack gap
   p.default_memory = 16 * GiB;
+  p.mremap.remap_file_pages = rfp_impl::nonlinear;  // Ingo Molnar's mm/fremap.c, 2.5.46
   // Object-based rmap (2.6.7): anon_vma per fork family, i_mmap prio_tree for files.
   p.rmap = {.scheme = rmap_scheme::anon_vma};
   p.meminfo = {.reverse_maps = false, .mapped = true, .mapped_counts_anon = true};
@@ -218,6 +219,7 @@ kernel_profile linux_6_18() {
   p.pt_reclaim = true;
   p.fault_around_bytes = 64 * KiB;
   p.default_memory = 24 * GiB;
+  p.mremap = {.move_pmd = true, .move_pud = true, .remap_file_pages = rfp_impl::emulated};  // 5.0, 5.11; 4.0
   // anon_vma_chain (2.6.34) with the anon_vma reuse heuristic (3.19); Mapped counts file
   // pages only (NR_FILE_MAPPED, 2.6.18+). Sizes measured on this project's 6.18 hosts
   // (/sys/kernel/slab, linux-vm-internals.md section 2.2); struct page is 64 B.
@@ -531,6 +533,8 @@ status apply_override(kernel_profile& p, const std::string& key, const std::stri
     return {};
   }
   if (key == "anon_vma_reuse") return parse_bool(key, value, p.rmap.anon_vma_reuse);
+  if (key == "mremap_move_pmd") return parse_bool(key, value, p.mremap.move_pmd);
+  if (key == "mremap_move_pud") return parse_bool(key, value, p.mremap.move_pud);
   if (key == "highpte") return parse_bool(key, value, p.zones.highpte);
   if (key == "hugetlb_pmd_share") {
     if (status s = parse_bool(key, value, p.huge.pmd_share); !s.ok()) return s;
@@ -568,7 +572,7 @@ status apply_override(kernel_profile& p, const std::string& key, const std::stri
                                   "' (known: paging, pti, pt_reclaim, fault_around_bytes, fork_skips_shared, "
                                   "page_tables_levels, vmpte_levels, pgtable_free, mmap_layout, rmap, "
                                   "pte_chain_slots, anon_vma_reuse, highpte, hugetlb_pmd_share, thp_enabled, shmem_enabled, "
-                                  "ptshare_pte, ptshare_pmd, ptshare_pud)");
+                                  "ptshare_pte, ptshare_pmd, ptshare_pud, mremap_move_pmd, mremap_move_pud)");
 }
 
 }  // namespace vmlab

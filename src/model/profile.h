@@ -254,6 +254,27 @@ struct reclaim_policy {
   bool thp_min_free = false;
 };
 
+// remap_file_pages(2) (mm/fremap.c, then mm/mmap.c): absent (before 2.5.46: ENOSYS), a
+// VM_NONLINEAR VMA whose PTEs map file pages out of order (2.5.46 to 3.x), or the 4.0+
+// emulation, an mmap(MAP_FIXED | MAP_POPULATE) of the range at the new offset.
+enum class rfp_impl : uint8_t { none, nonlinear, emulated };
+
+// mremap(2) (mm/mremap.c move_page_tables) and remap_file_pages.
+struct mremap_policy {
+  // A move hands over a whole PTE page (one PMD entry) when the old and the new range
+  // both cover its aligned span and the new entry is empty (move_normal_pmd,
+  // CONFIG_HAVE_MOVE_PMD: "mm: speed up mremap by 20x on large regions", 5.0, selected by
+  // x86); a whole PMD page likewise (move_normal_pud, CONFIG_HAVE_MOVE_PUD, 5.11). Else
+  // PTEs move one at a time (move_ptes) into tables allocated at the new address, and the
+  // old tables go with the old range's munmap.
+  bool move_pmd = false;
+  bool move_pud = false;
+  rfp_impl remap_file_pages = rfp_impl::none;
+};
+
+// vm.mmap_min_addr (its default, 64 KiB): no mapping starts below it, on every profile.
+inline constexpr vaddr kMmapMinAddr = 64 * 1024;
+
 using level_mask = uint8_t;  // bit (1 << level) set = the level is counted
 constexpr level_mask mask_of(level l) { return static_cast<level_mask>(1u << static_cast<int>(l)); }
 
@@ -287,6 +308,7 @@ struct kernel_profile {
   rmap_policy rmap;
   huge_policy huge;
   ptshare_policy ptshare;
+  mremap_policy mremap;
   // Why a kernel that had hugetlb pages has none in vmlab (said with the error a hugetlb
   // object gets); empty when it simply had none.
   std::string hugetlb_missing;

@@ -80,6 +80,8 @@ void ptshare_hold(kernel& k, mm_struct& mm, int idx, void* node) {
 bool pt_shareable_vma(const kernel& k, const vm_area_struct& vma) {
   if (is_mshare_vma(k, vma)) return true;  // the region's rules are checked at load (op_rules.cc)
   if (!k.prof.ptshare.ptshare() || vma.is_anon() || vma.is_hugetlb()) return false;
+  // A nonlinear VMA's pages do not follow from vm_pgoff: no key describes them.
+  if (vma.nonlinear) return false;
   if (!vma.shared && vma.writable()) return false;  // only shared or read-only mappings
   const paging_format& f = k.prof.paging;
   if (vma.vm_end - vma.vm_start < f.at(f.nr_levels - 2).span()) return false;  // < PMD_SIZE

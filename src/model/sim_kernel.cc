@@ -346,6 +346,24 @@ status sim_kernel::msync(uint32_t pid, uint32_t map, bytes off, bytes len) {
   return {};
 }
 
+result<vaddr> sim_kernel::mremap(const op& o) {
+  mm_struct* mm = find_mm(*k_, o.pid);
+  if (!mm) return no_such(o.pid);
+  auto it = mm->maps.find(o.map);
+  if (it == mm->maps.end()) return resolve(*mm, o.map, 0, 0).error();
+  auto r = do_mremap(*k_, *mm, it->second.first, it->second.second, o.len, o.maymove, o.fixed, o.addr);
+  if (r.ok()) it->second = {r.value(), o.len};
+  return r;
+}
+
+status sim_kernel::remap_file_pages(const op& o) {
+  mm_struct* mm = find_mm(*k_, o.pid);
+  if (!mm) return no_such(o.pid);
+  auto r = resolve(*mm, o.map, o.off, o.len);
+  if (!r.ok()) return r.error();
+  return do_remap_file_pages(*k_, *mm, r->first, o.len, k_->geo.pages(o.obj_off));
+}
+
 std::array<uint64_t, 2> sim_kernel::page_cache_counts() const { return {k_->fm.written, k_->fm.ra_pages}; }
 
 status sim_kernel::reclaim(bytes len) {
@@ -569,6 +587,13 @@ vaddr sim_kernel::map_addr(uint32_t pid, uint32_t map) const {
   if (it == k_->mms.end()) return 0;
   auto m = it->second->maps.find(map);
   return m == it->second->maps.end() ? 0 : m->second.first;
+}
+
+bytes sim_kernel::map_len(uint32_t pid, uint32_t map) const {
+  auto it = k_->mms.find(pid);
+  if (it == k_->mms.end()) return 0;
+  auto m = it->second->maps.find(map);
+  return m == it->second->maps.end() ? 0 : m->second.second;
 }
 
 sample sim_kernel::snapshot(const std::string& name) const {

@@ -11,7 +11,6 @@ namespace vmlab {
 namespace {
 
 // mmap.cc's mmap_min_addr and the alignment below which an align request is none.
-constexpr vaddr kMmapMinAddr = 64 * KiB;
 
 // A mapping of the shape: where it lies in every address space.
 struct placed {

@@ -122,6 +122,19 @@ std::optional<rule_error> check_mmap(const kernel_profile& p, const std::vector<
   return std::nullopt;
 }
 
+std::optional<rule_error> check_mremap(const kernel_profile& p, const op& o) {
+  const bytes page = p.paging.page_size();
+  if (o.len == 0 || o.len % page)
+    return rule_error{"len", fmt::format("mremap: the new length must be a non-zero multiple of {}, not {}", page, o.len)};
+  if (o.len > p.paging.task_size - kMmapMinAddr)
+    return rule_error{"len", fmt::format("mremap: {} bytes is larger than the address space", o.len)};
+  if (o.fixed && (o.addr % page || o.addr < kMmapMinAddr || o.addr > p.paging.task_size - o.len))
+    return rule_error{"addr", fmt::format("mremap: the target [{:#x}, {:#x}) must start on a page boundary inside the user "
+                                          "address space [{:#x}, {:#x})",
+                                          o.addr, o.addr + o.len, kMmapMinAddr, p.paging.task_size)};
+  return std::nullopt;
+}
+
 std::optional<rule_error> check_io(const std::vector<object_decl>& objects, const op& o, bytes buffer_size) {
   constexpr bytes kPage = 4096;
   const char* what = o.kind == op_kind::readv ? "readv" : o.kind == op_kind::read ? "read" : "write";

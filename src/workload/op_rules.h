@@ -30,6 +30,10 @@ std::optional<rule_error> check_pool(const kernel_profile& p, bytes size, const 
 // object's offset, length and fixed address on huge page boundaries).
 std::optional<rule_error> check_mmap(const kernel_profile& p, const std::vector<object_decl>& objects, const op& o);
 
+// An mremap (op.h): a new length that is a non-zero page multiple ("len"); a fixed target
+// on a page boundary inside user space ("addr").
+std::optional<rule_error> check_mremap(const kernel_profile& p, const op& o);
+
 // A read, readv or write (op.h): a file or shm object, whole pages inside it, iovecs of
 // whole pages, the buffer inside its mapping (`buffer_size`: the mapping's size as
 // created; 0 when the op has no buffer). Fields: "obj", "off", "len", "iovecs", "stride",

@@ -27,7 +27,6 @@
 namespace vmlab {
 namespace {
 
-constexpr vaddr kMmapMinAddr = 64 * KiB;   // vm.mmap_min_addr default
 
 // ---------------------------------------------------------------------------------------
 // Source positions

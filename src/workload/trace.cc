@@ -25,7 +25,6 @@ namespace vmlab {
 namespace {
 
 constexpr bytes kPage = 4096;
-constexpr vaddr kMmapMinAddr = 64 * KiB;
 
 struct token {
   std::string_view text;
@@ -135,11 +134,13 @@ class trace_parser {
     if (op == "munmap" || op == "mprotect" || op == "madvise" || op == "touch" || op == "msync") return parse_range_op();
     if (op == "read" || op == "readv" || op == "write") return parse_io();
     if (op == "fsync") return parse_fsync();
+    if (op == "mremap") return parse_mremap();
+    if (op == "remap_file_pages") return parse_range_op();
     if (op == "reclaim") return parse_reclaim();
     if (op == "phase") return parse_phase();
     return err(toks_[0], "unknown op '" + std::string(op) +
                              "' (expected machine, override, object, spawn, fork, exit, mmap, munmap, mprotect, "
-                             "madvise, touch, read, readv, write, fsync, msync, reclaim or phase)");
+                             "madvise, touch, read, readv, write, fsync, msync, mremap, remap_file_pages, reclaim or phase)");
   }
 
   // Positional arguments: toks_[1..n]; returns an error naming what is missing.
@@ -469,6 +470,9 @@ class trace_parser {
     } else if (kind == "msync") {
       o.kind = op_kind::msync;
       s = options(3, {"off", "len"}, {}, opt);
+    } else if (kind == "remap_file_pages") {
+      o.kind = op_kind::remap_file_pages;
+      s = options(3, {"off", "len", "file_off"}, {}, opt);
     } else {
       o.kind = op_kind::madvise;
       s = options(3, {"off", "len"}, {"dontneed", "hugepage", "nohugepage", "sequential", "random"}, opt);
@@ -514,6 +518,11 @@ class trace_parser {
     }
     if (o.kind == op_kind::touch) {
       if (status e = touch_options(opt, o); !e.ok()) return e;
+    }
+    if (o.kind == op_kind::remap_file_pages) {
+      // The file offset in bytes (the syscall's pgoff times the page size).
+      if (!opt.count("file_off")) return err(uint32_t(line_.size() + 1), "remap_file_pages needs file_off= (bytes into the file)");
+      if (status e = page_value(*opt["file_off"], o.obj_off); !e.ok()) return e;
     }
     out_.ops.push_back(std::move(o));
     return {};
@@ -616,6 +625,34 @@ class trace_parser {
       if (!key.empty() && opt.count(key)) return err_value(*opt[key], e->message);
       return err(e->field == "obj" ? toks_[2] : toks_[0], e->message);
     }
+    out_.ops.push_back(std::move(o));
+    return {};
+  }
+
+  // mremap PID MAP len=SIZE [maymove] [addr=ADDR]: the whole mapping to SIZE bytes;
+  // maymove is MREMAP_MAYMOVE, addr= MREMAP_MAYMOVE | MREMAP_FIXED.
+  status parse_mremap() {
+    if (status s = need_args(2, "a pid and a mapping name"); !s.ok()) return s;
+    op o;
+    o.kind = op_kind::mremap;
+    if (status s = live_pid(toks_[1], o.pid); !s.ok()) return s;
+    std::map<std::string_view, const token*> opt;
+    if (status s = options(3, {"len", "addr"}, {"maymove"}, opt); !s.ok()) return s;
+    const std::string_view map_name = toks_[2].text;
+    auto mi = map_ids_.find(std::string(map_name));
+    auto& maps = procs_[o.pid].maps;
+    if (mi == map_ids_.end() || !maps.count(mi->second))
+      return err(toks_[2], "pid " + std::to_string(o.pid) + " has no mapping '" + std::string(map_name) + "'");
+    o.map = mi->second;
+    if (!opt.count("len")) return err(uint32_t(line_.size() + 1), "mremap needs len= (the new length)");
+    if (status e = page_value(*opt["len"], o.len); !e.ok()) return e;
+    o.maymove = opt.count("maymove") > 0;
+    if (opt.count("addr")) {
+      if (status e = page_value(*opt["addr"], o.addr); !e.ok()) return e;
+      o.fixed = o.maymove = true;
+    }
+    if (auto e = check_mremap(prof_, o)) return err_value(*opt[e->field], e->message);
+    maps[o.map] = o.len;
     out_.ops.push_back(std::move(o));
     return {};
   }
@@ -727,6 +764,10 @@ std::string format_op(const op_stream& s, const op& o) {
       return "madvise " + range + kAdvice[static_cast<int>(o.adv)];
     }
     case op_kind::msync: return "msync " + range;
+    case op_kind::mremap:
+      return fmt::format("mremap {} {} len={}", o.pid, map, o.len) +
+             (o.fixed ? fmt::format(" addr={:#x}", o.addr) : o.maymove ? " maymove" : "");
+    case op_kind::remap_file_pages: return fmt::format("remap_file_pages {} file_off={}", range, o.obj_off);
     case op_kind::fsync: return fmt::format("fsync {} {}", o.pid, object_name(s, o.object));
     case op_kind::reclaim: return o.len ? fmt::format("reclaim len={}", o.len) : "reclaim";
     case op_kind::read:

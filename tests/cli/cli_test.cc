@@ -411,7 +411,7 @@ TEST_F(CliTraceErrors, UnknownOp) {
   const std::string f = tmp_.write("unknown-op.trace", text);
   expect_located_error(run_vmlab({"run", "--trace", f}), f, text, 3, 1,
                        "unknown op 'frobnicate' (expected machine, override, object, spawn, fork, exit, mmap, munmap, "
-                       "mprotect, madvise, touch, read, readv, write, fsync, msync, reclaim or phase)");
+                       "mprotect, madvise, touch, read, readv, write, fsync, msync, mremap, remap_file_pages, reclaim or phase)");
 }
 
 // The live engine cannot make the host reclaim a chosen amount of the run's page cache:

@@ -588,6 +588,25 @@ void differential(const char* sharing, const std::vector<std::pair<std::string, 
           d << "munmap";
           sa = a->munmap(pid, map, off, len);
           sb = b->munmap(pid, map, off, len);
+        } else if (r < 87 && !in_region && (map == 1 || !huge)) {
+          // mremap of the whole mapping (PTSHARE unshares what moves) or, on the shared
+          // segment, remap_file_pages of the range (2.6: nonlinear; 6.x: emulated).
+          if (map == 0 && rnd(2)) {
+            const bytes pg = rnd(seg / kPage - len / kPage + 1);
+            d << "remap_file_pages to pgoff " << pg;
+            op o = ops::remap_file_pages(pid, map, off, len, pg * kPage);
+            sa = a->remap_file_pages(o);
+            sb = b->remap_file_pages(o);
+          } else {
+            op o = ops::mremap(pid, map, (1 + rnd(seg / kPage)) * kPage).maymove(rnd(4) != 0);
+            d << "mremap to " << o.len << (o.maymove ? " maymove" : "");
+            auto ra = a->mremap(o), rb = b->mremap(o);
+            sa = ra.ok() ? status{} : ra.error();
+            sb = rb.ok() ? status{} : rb.error();
+            if (ra.ok() && rb.ok()) {
+              ASSERT_EQ(ra.value(), rb.value());
+            }
+          }
         } else if (r < 92 && live.size() < 6) {
           const uint32_t child = next++;
           d << "fork " << child;

@@ -132,6 +132,11 @@ struct name_info {
   uint64_t pages = 0;
   int32_t object = -1;
   uint64_t obj_pg = 0;
+  bool shared = false;
+  // Never munmapped, mprotected or madvised in part: its range lies inside one VMA under
+  // every scheme (VMA merges differ, splits do not), so mremap and remap_file_pages,
+  // whose outcome depends on the VMA (vma_to_resize), agree across schemes.
+  bool pristine = true;
 };
 // Per process: its mapping names (inherited at fork).
 struct proc_names {
@@ -239,8 +244,9 @@ class differential {
     if (names.empty() || (r < 34 && names.size() < kMaxNames)) return do_mmap(pid);
     if (r < 64 || (r < 70 && !walks_)) return do_touch(pid);
     if (r < 70) return do_walk(pid);
-    if (r < 78) return do_munmap(pid);
-    if (r < 90) return do_mprotect(pid);
+    if (r < 76) return do_munmap(pid);
+    if (r < 86) return do_mprotect(pid);
+    if (r < 90) return do_remap(pid);
     return do_madvise(pid);
   }
 
@@ -318,7 +324,7 @@ class differential {
         });
         !err.empty())
       return err;
-    if (last_.rfind("ok", 0) == 0) names[o.map] = {pages, o.object, o.obj_off / kPage};
+    if (last_.rfind("ok", 0) == 0) names[o.map] = {pages, o.object, o.obj_off / kPage, o.shared};
     return "";
   }
 
@@ -403,10 +409,69 @@ class differential {
     return o.str();
   }
 
+  // mremap (shrink, grow in place or moved, to a fixed address now and then) or
+  // remap_file_pages of a mapping that lies in one VMA. The name follows a moved mapping.
+  std::string do_remap(uint32_t pid) {
+    uint32_t name;
+    uint64_t n;
+    std::tie(name, n) = random_name(pid);
+    name_info& ni = procs_[pid].maps[name];
+    if (!ni.pristine) return do_touch(pid);
+    std::ostringstream d;
+    if (ni.shared && ni.object >= 0 && chance(30)) {
+      bytes off, len;
+      std::tie(off, len) = random_subrange(n);
+      const uint64_t pg = rnd(kObjectPages - len / kPage + 1);
+      d << "remap_file_pages pid " << pid << " #" << name << " off " << off / kPage << " pages " << len / kPage
+        << " to pgoff " << pg;
+      desc_ = d.str();
+      op o;
+      o.kind = op_kind::remap_file_pages;
+      o.pid = pid;
+      o.map = name;
+      o.off = off;
+      o.len = len;
+      o.obj_off = pg * kPage;
+      ni.pristine = false;  // a nonlinear range is a VMA of its own
+      return all([&](sim_kernel& k) { return text(k.remap_file_pages(o)); });
+    }
+    op o;
+    o.kind = op_kind::mremap;
+    o.pid = pid;
+    o.map = name;
+    const uint64_t pages = std::max<uint64_t>(1, chance(40) ? n - rnd(n) : n + 1 + rnd(kMaxMapPages));
+    o.len = pages * kPage;
+    o.maymove = chance(70);
+    if (o.maymove && chance(25)) {
+      // Somewhere in the first few GiB above 1 GiB: now over another mapping, now not.
+      o.fixed = true;
+      o.addr = (vaddr{1} << 30) + rnd(1 << 10) * 64 * kPage;
+    }
+    d << "mremap pid " << pid << " #" << name << " pages " << n << " -> " << pages << (o.maymove ? " maymove" : "");
+    if (o.fixed) d << " fixed 0x" << std::hex << o.addr << std::dec;
+    desc_ = d.str();
+    if (std::string err = all([&](sim_kernel& k) {
+          auto r = k.mremap(o);
+          return r.ok() ? "ok 0x" + std::to_string(r.value()) : r.error().message();
+        });
+        !err.empty())
+      return err;
+    if (last_.rfind("ok", 0) == 0) {
+      ni.pages = pages;
+      if (o.fixed)  // MREMAP_FIXED unmapped whatever was there: those names are no longer whole
+        for (auto& [other, info] : procs_[pid].maps) {
+          const vaddr a = ks_[0]->map_addr(pid, other);
+          if (other != name && a < o.addr + o.len && o.addr < a + info.pages * kPage) info.pristine = false;
+        }
+    }
+    return "";
+  }
+
   std::string do_munmap(uint32_t pid) {
     uint32_t name;
     uint64_t n;
     std::tie(name, n) = random_name(pid);
+    procs_[pid].maps[name].pristine = false;
     bytes off, len;
     std::tie(off, len) = random_subrange(n);
     desc_ = "munmap pid " + std::to_string(pid) + " #" + std::to_string(name) + " off " + std::to_string(off / kPage) +
@@ -418,6 +483,7 @@ class differential {
     uint32_t name;
     uint64_t n;
     std::tie(name, n) = random_name(pid);
+    procs_[pid].maps[name].pristine = false;
     bytes off, len;
     std::tie(off, len) = random_subrange(n);
     static const uint8_t prots[] = {prot_none, prot_read, prot_read | prot_write, prot_read | prot_write};
@@ -431,6 +497,7 @@ class differential {
     uint32_t name;
     uint64_t n;
     std::tie(name, n) = random_name(pid);
+    procs_[pid].maps[name].pristine = false;
     bytes off, len;
     std::tie(off, len) = random_subrange(n);
     desc_ = "madvise_dontneed pid " + std::to_string(pid) + " #" + std::to_string(name) + " off " +

@@ -331,7 +331,7 @@ TEST(ScenarioErrors, UnknownKeys) {
             "2:8: unknown kernel override 'ptii' (known: paging, pti, pt_reclaim, fault_around_bytes, "
             "fork_skips_shared, page_tables_levels, vmpte_levels, pgtable_free, mmap_layout, rmap, "
             "pte_chain_slots, anon_vma_reuse, highpte, hugetlb_pmd_share, thp_enabled, shmem_enabled, "
-            "ptshare_pte, ptshare_pmd, ptshare_pud)");
+            "ptshare_pte, ptshare_pmd, ptshare_pud, mremap_move_pmd, mremap_move_pud)");
 }
 
 TEST(ScenarioErrors, WrongTypes) {

@@ -35,6 +35,7 @@ void expect_same_op(const op& a, const op& b, size_t i) {
   EXPECT_EQ(a.theta, b.theta);  // exact: the writer prints the shortest round-trip form
   EXPECT_EQ(a.buffer, b.buffer);
   EXPECT_EQ(a.direct, b.direct);
+  EXPECT_EQ(a.maymove, b.maymove);
   EXPECT_EQ(a.name, b.name);
 }
 
@@ -227,6 +228,55 @@ TEST(TraceErrors, IoOps) {
             "6:16: madvise takes one advice: dontneed, hugepage, nohugepage, sequential or random");
 }
 
+// mremap of a whole mapping (its new length then bounds the ops on it) and
+// remap_file_pages of a range of one (issue 10).
+TEST(Trace, MremapAndRemapFilePagesRoundTrip) {
+  const op_stream a = parse_ok(std::string(kIoTrace) +
+                               "mremap 1 pool len=512KiB\n"
+                               "mremap 1 pool len=2MiB maymove\n"
+                               "touch 1 pool off=1MiB len=1MiB\n"
+                               "mremap 1 pool len=2MiB addr=0x40000000\n"
+                               "remap_file_pages 1 pool off=4096 len=8192 file_off=65536\n");
+  ASSERT_EQ(a.ops.size(), 7u);
+  const op& shrink = a.ops[2];
+  EXPECT_EQ(shrink.kind, op_kind::mremap);
+  EXPECT_EQ(shrink.len, 512 * KiB);
+  EXPECT_FALSE(shrink.maymove);
+  EXPECT_FALSE(shrink.fixed);
+  EXPECT_TRUE(a.ops[3].maymove);
+  EXPECT_FALSE(a.ops[3].fixed);
+  const op& fixed = a.ops[5];
+  EXPECT_TRUE(fixed.maymove && fixed.fixed);
+  EXPECT_EQ(fixed.addr, vaddr{1} << 30);
+  const op& rfp = a.ops[6];
+  EXPECT_EQ(rfp.kind, op_kind::remap_file_pages);
+  EXPECT_EQ(rfp.off, 4096u);
+  EXPECT_EQ(rfp.len, 8192u);
+  EXPECT_EQ(rfp.obj_off, 65536u);
+  const std::string written = write_trace(a);
+  EXPECT_NE(written.find("mremap 1 pool len=524288\nmremap 1 pool len=2097152 maymove\n"), std::string::npos) << written;
+  EXPECT_NE(written.find("mremap 1 pool len=2097152 addr=0x40000000\n"), std::string::npos) << written;
+  EXPECT_NE(written.find("remap_file_pages 1 pool off=4096 len=8192 file_off=65536\n"), std::string::npos) << written;
+  expect_same_stream(a, parse_ok(written));
+}
+
+TEST(TraceErrors, MremapAndRemapFilePages) {
+  const std::string h = kIoTrace;  // ops start on line 6
+  EXPECT_EQ(fail(h + "mremap 1 pool\n"), "6:14: mremap needs len= (the new length)");
+  EXPECT_EQ(fail(h + "mremap 1 nosuch len=4096\n"), "6:10: pid 1 has no mapping 'nosuch'");
+  EXPECT_EQ(fail(h + "mremap 1 pool len=5000\n"), "6:19: len=5000 is not a multiple of 4096");
+  EXPECT_EQ(fail(h + "mremap 1 pool len=4096 addr=0x1000\n"),
+            "6:29: mremap: the target [0x1000, 0x2000) must start on a page boundary inside the user address space "
+            "[0x10000, 0x7ffffffff000)");
+  EXPECT_EQ(fail(h + "mremap 1 pool len=4096 fixed\n"), "6:24: unknown key 'fixed' for mremap");
+  // After a shrink the mapping is 512 KiB long for the ops that follow.
+  EXPECT_EQ(fail(h + "mremap 1 pool len=512KiB\ntouch 1 pool off=512KiB\n"),
+            "7:18: off=524288 is beyond the end of mapping 'pool' (524288 bytes)");
+  EXPECT_EQ(fail(h + "remap_file_pages 1 pool off=0 len=4096\n"),
+            "6:39: remap_file_pages needs file_off= (bytes into the file)");
+  EXPECT_EQ(fail(h + "remap_file_pages 1 pool len=4096 file_off=100\n"), "6:43: file_off=100 is not a multiple of 4096");
+}
+
 // reclaim (issue 9): kernel-wide, no pid; len= a page multiple, absent for everything.
 TEST(Trace, ReclaimRoundTrip) {
   const op_stream a = parse_ok(std::string(kIoTrace) + "reclaim len=16KiB\nreclaim\n");
@@ -372,7 +422,7 @@ TEST(Trace, FormatOp) {
 TEST(TraceErrors, WholeMessagesAndPositions) {
   EXPECT_EQ(fail("spawn 1\njump 1\n"),
             "2:1: unknown op 'jump' (expected machine, override, object, spawn, fork, exit, mmap, munmap, mprotect, "
-            "madvise, touch, read, readv, write, fsync, msync, reclaim or phase)");
+            "madvise, touch, read, readv, write, fsync, msync, mremap, remap_file_pages, reclaim or phase)");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len=4096 colour=red\n"), "2:19: unknown key 'colour' for mmap");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len=4096 len=8192\n"), "2:19: duplicate key 'len'");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len\n"), "2:10: 'len' needs a value (len=...)");

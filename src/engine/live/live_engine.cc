@@ -38,7 +38,10 @@ namespace vmlab {
 namespace live {
 namespace {
 
-bool frees_memory(op_kind k) { return k == op_kind::exit || k == op_kind::munmap || k == op_kind::madvise; }
+bool frees_memory(op_kind k) {
+  return k == op_kind::exit || k == op_kind::munmap || k == op_kind::madvise || k == op_kind::mremap ||
+         k == op_kind::remap_file_pages;
+}
 
 bytes sat_sub(bytes a, bytes b) { return a > b ? a - b : 0; }
 
@@ -226,6 +229,7 @@ class live_run {
       }
     }
     if (o.kind == op_kind::mmap) return do_mmap(i, o);
+    const bytes old_len = o.kind == op_kind::mremap ? shadow_.map_len(o.pid, o.map) : 0;
     if (status st = apply_op(shadow_, o); !st.ok()) {
       if (st.code() != status_code::refused) return st;
       // A fault the model answers with SIGBUS is safe to try: the worker catches it. The
@@ -289,6 +293,25 @@ class live_run {
         c.kind = cmd_kind::msync;
         st = d_.call(o.pid, c, rep);
         err = rep.err;
+        break;
+      case op_kind::mremap: {
+        const vaddr to = shadow_.map_addr(o.pid, o.map);
+        c.kind = cmd_kind::mremap;
+        c.addr = base;
+        c.len = old_len;
+        c.off = o.len;
+        c.stride = to == base ? 0 : to;
+        st = d_.call(o.pid, c, rep);
+        err = rep.err;
+        grown_ = true;
+        break;
+      }
+      case op_kind::remap_file_pages:
+        c.kind = cmd_kind::remap_file_pages;
+        c.off = o.obj_off / shadow_.profile().paging.page_size();  // the syscall's pgoff: pages
+        st = d_.call(o.pid, c, rep);
+        err = rep.err;
+        grown_ = true;
         break;
       case op_kind::mmap: break;  // above
       case op_kind::reclaim: break;  // refused before the run (run_live)

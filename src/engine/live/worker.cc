@@ -238,6 +238,18 @@ __attribute__((noinline)) outcome handle(const command& c, const unsigned char* 
     case cmd_kind::msync:
       if (::msync(addr, c.len, MS_SYNC) != 0) o.err = errno;
       break;
+    case cmd_kind::mremap: {
+      // The model's answer decides where the mapping goes: in place, or exactly where the
+      // model moved it (MREMAP_FIXED), so that both engines keep the same addresses.
+      void* to = reinterpret_cast<void*>(c.stride);
+      void* r = c.stride ? ::mremap(addr, c.len, c.off, MREMAP_MAYMOVE | MREMAP_FIXED, to) : ::mremap(addr, c.len, c.off, 0);
+      if (r == MAP_FAILED) o.err = errno;
+      else if (r != (c.stride ? to : addr)) o.err = EFAULT;  // cannot happen: the kernel honours both
+      break;
+    }
+    case cmd_kind::remap_file_pages:
+      if (::syscall(SYS_remap_file_pages, addr, c.len, 0ul, c.off, 0ul) != 0) o.err = errno;
+      break;
     case cmd_kind::ping:
       break;
     default:

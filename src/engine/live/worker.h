@@ -39,6 +39,8 @@ enum class cmd_kind : uint32_t {
   file_io,
   fsync,          // fd
   msync,          // addr, len: msync(MS_SYNC)
+  mremap,         // addr, len (old), off (new length), stride (new address: 0 = in place)
+  remap_file_pages,  // addr, len, off (file page)
 };
 // file_io's prot bit: the call is made with O_DIRECT set on the file (fcntl F_SETFL).
 inline constexpr uint32_t kFileIoDirect = 1;
