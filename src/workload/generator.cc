@@ -34,7 +34,7 @@ class generator {
       groups_.push_back({g.name, {}});
       for (uint32_t i = 0; i < g.count; ++i) {
         const uint32_t pid = next_pid_++;
-        procs_.push_back({true, groups_.size() - 1, &g.maps});
+        procs_.push_back({true, groups_.size() - 1, &g.maps, {}});
         groups_.back().pids.push_back(pid);
         op s;
         s.kind = op_kind::spawn;
@@ -65,6 +65,8 @@ class generator {
     bool alive = false;
     size_t group = 0;
     const std::vector<map_spec>* maps = nullptr;
+    // Mappings an mremap phase gave another size: name -> bytes (inherited at fork).
+    std::unordered_map<std::string, bytes> resized;
   };
   struct live_group {
     std::string name;
@@ -154,7 +156,7 @@ class generator {
       for (uint32_t parent : pids) {
         for (uint32_t c = 0; c < ph.children; ++c) {
           const uint32_t child = next_pid_++;
-          procs_.push_back({true, groups_.size(), procs_[parent].maps});
+          procs_.push_back({true, groups_.size(), procs_[parent].maps, procs_[parent].resized});
           children.pids.push_back(child);
           op o;
           o.kind = op_kind::fork;
@@ -179,6 +181,9 @@ class generator {
                ph.act == phase_action::fsync) {
       for (uint32_t pid : pids)
         if (status s = io_ops(ph, pid); !s.ok()) return s;
+    } else if (ph.act == phase_action::mremap) {
+      for (uint32_t pid : pids)
+        if (status s = mremap_op(ph, pid); !s.ok()) return s;
     } else if (!ph.ranges.empty()) {
       for (uint32_t pid : pids)
         for (const auto& [off, len] : ph.ranges) {
@@ -201,19 +206,50 @@ class generator {
     return {};
   }
 
-  status range_op(const phase_spec& ph, uint32_t pid) {
+  // The mapping `ph.map` of process pid, and its size now (as created, or as an mremap
+  // phase left it).
+  result<std::pair<const map_spec*, bytes>> find_map(const phase_spec& ph, uint32_t pid) const {
     const auto& maps = *procs_[pid].maps;
     auto it = std::find_if(maps.begin(), maps.end(), [&](const map_spec& m) { return m.name == ph.map; });
     if (it == maps.end())
       return error_at(ph.map_at, "unknown mapping '" + ph.map + "': process " + std::to_string(pid) + " (group '" +
                                      groups_[procs_[pid].group].name + "') has no such mapping");
-    if (ph.offset >= it->size)
+    auto r = procs_[pid].resized.find(ph.map);
+    return std::pair<const map_spec*, bytes>{&*it, r == procs_[pid].resized.end() ? it->size : r->second};
+  }
+
+  // mremap of the whole mapping to ph.length bytes (op_rules.h check_mremap's rules).
+  status mremap_op(const phase_spec& ph, uint32_t pid) {
+    auto m = find_map(ph, pid);
+    if (!m.ok()) return m.error();
+    op o;
+    o.kind = op_kind::mremap;
+    o.pid = pid;
+    o.map = map_index(ph.map);
+    o.len = *ph.length;
+    o.maymove = ph.maymove;
+    if (ph.address) {
+      o.fixed = true;
+      o.addr = *ph.address;
+    }
+    if (auto e = check_mremap(sc_.profile, o)) return error_at(e->field == "addr" ? ph.address_at : ph.length_at, e->message);
+    procs_[pid].resized[ph.map] = o.len;
+    emit(std::move(o));
+    return {};
+  }
+
+  status range_op(const phase_spec& ph, uint32_t pid) {
+    auto found = find_map(ph, pid);
+    if (!found.ok()) return found.error();
+    const map_spec* it = found->first;
+    const bytes size = found->second;
+    if (ph.offset >= size)
       return error_at(ph.offset_at, "offset " + std::to_string(ph.offset) + " is beyond the end of mapping '" + ph.map +
-                                        "' (" + std::to_string(it->size) + " bytes)");
-    const bytes len = ph.length.value_or(it->size - ph.offset);
-    if (len > it->size - ph.offset)
+                                        "' (" + std::to_string(size) + " bytes)");
+    const bytes len = ph.length.value_or(size - ph.offset);
+    if (len > size - ph.offset)
       return error_at(ph.length_at, "offset + length (" + std::to_string(ph.offset) + " + " + std::to_string(len) +
-                                        ") is beyond the end of mapping '" + ph.map + "' (" + std::to_string(it->size) +
+                                        ") is beyond the end of mapping '" + ph.map + "' (" + std::to_string(size) +
                                         " bytes)");
     op o;
     o.pid = pid;
@@ -238,6 +274,21 @@ class generator {
       case phase_action::mprotect: o.kind = op_kind::mprotect; o.prot = ph.prot; break;
       case phase_action::madvise: o.kind = op_kind::madvise; o.adv = ph.adv; break;
       case phase_action::msync: o.kind = op_kind::msync; break;
+      case phase_action::remap_file_pages: {
+        // A shared mapping of a file or shm object, and object pages that exist: the
+        // kernel's EINVAL cases that the scenario alone decides.
+        if (it->object < 0 || !it->shared)
+          return error_at(ph.map_at, "remap_file_pages needs a shared mapping of an object; '" + ph.map + "' is " +
+                                         (it->object < 0 ? "anonymous" : "private"));
+        const object_decl& d = sc_.objects[size_t(it->object)];
+        if (ph.file_offset > d.size || len > d.size - ph.file_offset)
+          return error_at(ph.file_offset_at, "file_offset + length (" + std::to_string(ph.file_offset) + " + " +
+                                                 std::to_string(len) + ") is beyond the end of object '" + d.name + "' (" +
+                                                 std::to_string(d.size) + " bytes)");
+        o.kind = op_kind::remap_file_pages;
+        o.obj_off = ph.file_offset;
+        break;
+      }
       default: break;
     }
     emit(std::move(o));
@@ -270,12 +321,10 @@ class generator {
                                          std::to_string(request) + " bytes");
     bytes region = 0;
     if (!ph.map.empty()) {
-      const auto& maps = *procs_[pid].maps;
-      auto it = std::find_if(maps.begin(), maps.end(), [&](const map_spec& m) { return m.name == ph.map; });
-      if (it == maps.end())
-        return error_at(ph.map_at, "unknown mapping '" + ph.map + "': process " + std::to_string(pid) + " (group '" +
-                                       groups_[procs_[pid].group].name + "') has no such mapping");
-      region = it->size > ph.offset ? (it->size - ph.offset) / request * request : 0;
+      auto found = find_map(ph, pid);
+      if (!found.ok()) return found.error();
+      const bytes size = found->second;
+      region = size > ph.offset ? (size - ph.offset) / request * request : 0;
       if (region == 0)
         return error_at(ph.offset_at, "mapping '" + ph.map + "' has no room for a request of " + std::to_string(request) +
                                           " bytes after offset " + std::to_string(ph.offset));

@@ -656,6 +656,25 @@ status get_phase_map(const table_reader& p, phase_spec& ph) {
   return p.get_page_size("offset", ph.offset);
 }
 
+// The keys of an mremap phase: the mapping, its new 'size', 'maymove' and a fixed
+// 'address' (which implies maymove, as MREMAP_FIXED needs MREMAP_MAYMOVE).
+status read_mremap_phase(const table_reader& p, phase_spec& ph) {
+  if (!p.has("map")) return p.missing("map");
+  if (status s = p.get("map", ph.map); !s.ok()) return s;
+  ph.map_at = p.where("map");
+  if (!p.has("size")) return p.missing("size");
+  if (status s = get_phase_size(p, "size", ph.length, ph.length_at); !s.ok()) return s;
+  if (status s = p.get("maymove", ph.maymove); !s.ok()) return s;
+  if (p.has("address")) {
+    bytes a = 0;
+    if (status s = p.get_size("address", a); !s.ok()) return s;
+    ph.address = a;
+    ph.address_at = p.where("address");
+    ph.maymove = true;
+  }
+  return {};
+}
+
 // The keys of a read, readv, write or fsync phase (the generator checks them against the
 // object and the mapping, which it knows).
 status read_io_phase(const table_reader& p, phase_spec& ph) {
@@ -689,7 +708,7 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
     table_reader p(src, *t, "[[phase]]");
     if (status s = p.check_keys({"name", "group", "action", "map", "offset", "length", "ranges", "pattern", "stride",
                                  "fraction", "theta", "write", "prot", "advice", "children", "into", "processes", "sample",
-                                 "object", "file_offset", "request", "iovecs", "direct", "size"});
+                                 "object", "file_offset", "request", "iovecs", "direct", "size", "maymove", "address"});
         !s.ok())
       return s;
     phase_spec ph;
@@ -711,11 +730,12 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
         {"touch", phase_action::touch},       {"fork", phase_action::fork},       {"exit", phase_action::exit},
         {"munmap", phase_action::munmap},     {"mprotect", phase_action::mprotect}, {"madvise", phase_action::madvise},
         {"read", phase_action::read},         {"readv", phase_action::readv},     {"write", phase_action::write},
-        {"fsync", phase_action::fsync},       {"msync", phase_action::msync},     {"reclaim", phase_action::reclaim}};
+        {"fsync", phase_action::fsync},       {"msync", phase_action::msync},     {"reclaim", phase_action::reclaim},
+        {"mremap", phase_action::mremap},     {"remap_file_pages", phase_action::remap_file_pages}};
     auto it = std::find_if(std::begin(kActions), std::end(kActions), [&](const auto& a) { return a.first == act; });
     if (it == std::end(kActions))
       return p.bad_value("action", "unknown action '" + act + "' (expected touch, fork, exit, munmap, mprotect, madvise, "
-                                   "read, readv, write, fsync, msync or reclaim)");
+                                   "read, readv, write, fsync, msync, mremap, remap_file_pages or reclaim)");
     ph.act = it->second;
 
     // Keys that do not apply to the action are mistakes, not silently ignored. reclaim is
@@ -739,6 +759,10 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
         break;
       case phase_action::fsync: applies.insert(applies.end(), {"object"}); break;
       case phase_action::msync: applies.insert(applies.end(), {"map", "offset", "length"}); break;
+      case phase_action::mremap: applies.insert(applies.end(), {"map", "size", "maymove", "address"}); break;
+      case phase_action::remap_file_pages:
+        applies.insert(applies.end(), {"map", "offset", "length", "file_offset"});
+        break;
     }
     for (auto&& [k, v] : *t)
       if (std::find(applies.begin(), applies.end(), k.str()) == applies.end())
@@ -763,10 +787,17 @@ status read_phases(const source_text& src, const table_reader& top, scenario_spe
       if (status s = read_io_phase(p, ph); !s.ok()) return s;
     } else if (ph.act == phase_action::reclaim) {
       if (status s = get_phase_size(p, "size", ph.length, ph.length_at); !s.ok()) return s;
+    } else if (ph.act == phase_action::mremap) {
+      if (status s = read_mremap_phase(p, ph); !s.ok()) return s;
     } else if (ph.act != phase_action::exit) {
       if (!p.has("map")) return p.missing("map");
       if (status s = get_phase_map(p, ph); !s.ok()) return s;
       if (status s = get_phase_size(p, "length", ph.length, ph.length_at); !s.ok()) return s;
+      if (ph.act == phase_action::remap_file_pages) {
+        if (!p.has("file_offset")) return p.missing("file_offset");
+        ph.file_offset_at = p.where("file_offset");
+        if (status s = p.get_page_size("file_offset", ph.file_offset); !s.ok()) return s;
+      }
     }
     if (ph.act == phase_action::touch) {
       std::string pat = "sequential";

@@ -53,7 +53,9 @@ struct group_spec {
   std::vector<map_spec> maps;
 };
 
-enum class phase_action { touch, fork, exit, munmap, mprotect, madvise, read, readv, write, fsync, msync, reclaim };
+enum class phase_action {
+  touch, fork, exit, munmap, mprotect, madvise, read, readv, write, fsync, msync, mremap, remap_file_pages, reclaim
+};
 
 struct phase_spec {
   std::string name;
@@ -98,6 +100,12 @@ struct phase_spec {
   uint64_t iovecs = 1;
   source_location iovecs_at;
   bool direct = false;
+  // mremap: the whole mapping `map` to `length` bytes (the key 'size'); `maymove`
+  // (MREMAP_MAYMOVE); `address` (MREMAP_MAYMOVE | MREMAP_FIXED). remap_file_pages:
+  // [offset, offset + length) of `map` to the object's bytes from `file_offset`.
+  bool maymove = false;
+  std::optional<vaddr> address;
+  source_location address_at;
   // false: no sample point at the end of the phase (its ops still run). For scenarios of
   // thousands of phases (what `vmlab inspect --scenario` writes), where a sample after
   // each would cost more than the phases.

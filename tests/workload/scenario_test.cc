@@ -436,7 +436,7 @@ TEST(ScenarioErrors, UnknownNames) {
             "2:8: 'name' in [[group]] must be a name of letters, digits and _-.:/+, not 'a b'");
   EXPECT_EQ(where("[[group]]\nname = \"g\"\n[[phase]]\naction = \"jump\"\n"),
             "4:10: unknown action 'jump' (expected touch, fork, exit, munmap, mprotect, madvise, read, readv, write, fsync, "
-            "msync or reclaim)");
+            "msync, mremap, remap_file_pages or reclaim)");
 }
 
 TEST(ScenarioErrors, Mappings) {
@@ -705,6 +705,94 @@ TEST(ScenarioIo, ErrorsNameTheKey) {
   EXPECT_EQ(where(h + "action = \"readv\"\nobject = \"d\"\niovecs = 4\n"), "11:1: missing key 'map' in [[phase]]");
   EXPECT_EQ(where(h + "action = \"read\"\nobject = \"d\"\noffset = \"4KiB\"\n"),
             "14:10: 'offset' is the buffer's offset in 'map': give 'map' too");
+}
+
+// A file mapped shared by a group of two; a phase starts on line 13.
+const char* kRemap = R"([[object]]
+name = "d"
+kind = "file"
+size = "8MiB"
+[[group]]
+name = "g"
+count = 2
+  [[group.map]]
+  name = "m"
+  object = "d"
+  shared = true
+  size = "4MiB"
+)";
+
+// mremap phases carry the new length, MREMAP_MAYMOVE and MREMAP_FIXED; later phases see
+// the new size (a touch to the end covers it; one beyond it is an error), and a forked
+// child inherits it.
+TEST(ScenarioMremap, PhasesBecomeMremapOpsAndLaterPhasesSeeTheNewSize) {
+  const op_stream s = gen(std::string(kRemap) +
+                          "[[phase]]\naction = \"mremap\"\nmap = \"m\"\nsize = \"6MiB\"\nmaymove = true\n"
+                          "[[phase]]\naction = \"touch\"\nmap = \"m\"\n"
+                          "[[phase]]\naction = \"mremap\"\nprocesses = 1\nmap = \"m\"\nsize = \"2MiB\"\n"
+                          "address = \"0x40000000\"\n"
+                          "[[phase]]\naction = \"fork\"\ngroup = \"g\"\nprocesses = 1\ninto = \"kids\"\n"
+                          "[[phase]]\naction = \"touch\"\ngroup = \"kids\"\nmap = \"m\"\n");
+  std::vector<op> remaps, touches;
+  for (const op& o : s.ops) {
+    if (o.kind == op_kind::mremap) remaps.push_back(o);
+    if (o.kind == op_kind::touch) touches.push_back(o);
+  }
+  ASSERT_EQ(remaps.size(), 3u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(remaps[i].pid, uint32_t(i + 1));
+    EXPECT_EQ(remaps[i].len, 6 * MiB);
+    EXPECT_TRUE(remaps[i].maymove);
+    EXPECT_FALSE(remaps[i].fixed);
+  }
+  EXPECT_EQ(remaps[2].pid, 1u);
+  EXPECT_EQ(remaps[2].len, 2 * MiB);
+  EXPECT_TRUE(remaps[2].fixed && remaps[2].maymove);  // an address implies MREMAP_MAYMOVE
+  EXPECT_EQ(remaps[2].addr, vaddr{1} << 30);
+  ASSERT_EQ(touches.size(), 3u);
+  EXPECT_EQ(touches[0].len, 6 * MiB);
+  EXPECT_EQ(touches[1].len, 6 * MiB);
+  EXPECT_EQ(touches[2].pid, 3u);      // the child of pid 1
+  EXPECT_EQ(touches[2].len, 2 * MiB);  // its parent's mapping as the last mremap left it
+  // The trace form of the stream reads back to the same ops.
+  result<op_stream> back = parse_trace(write_trace(s), "t.trace");
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  back->source = s.source;
+  EXPECT_EQ(write_trace(*back), write_trace(s));
+}
+
+TEST(ScenarioMremap, RemapFilePagesPhase) {
+  const op_stream s = gen(std::string(kRemap) + "[[phase]]\naction = \"remap_file_pages\"\nmap = \"m\"\n"
+                                                "offset = \"1MiB\"\nlength = \"1MiB\"\nfile_offset = \"6MiB\"\n");
+  std::vector<op> r;
+  for (const op& o : s.ops)
+    if (o.kind == op_kind::remap_file_pages) r.push_back(o);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].off, 1 * MiB);
+  EXPECT_EQ(r[0].len, 1 * MiB);
+  EXPECT_EQ(r[0].obj_off, 6 * MiB);
+}
+
+TEST(ScenarioMremap, ErrorsNameTheKey) {
+  const std::string h = std::string(kRemap) + "[[phase]]\n";  // keys from line 14
+  EXPECT_EQ(where(h + "action = \"mremap\"\nmap = \"m\"\n"), "13:1: missing key 'size' in [[phase]]");
+  EXPECT_EQ(where(h + "action = \"mremap\"\nsize = \"1MiB\"\n"), "13:1: missing key 'map' in [[phase]]");
+  EXPECT_EQ(where(h + "action = \"mremap\"\nmap = \"m\"\nsize = \"0\"\n"), "16:8: 'size' in [[phase]] must not be 0");
+  EXPECT_EQ(where(h + "action = \"mremap\"\nmap = \"x\"\nsize = \"1MiB\"\n"),
+            "15:7: unknown mapping 'x': process 1 (group 'g') has no such mapping");
+  EXPECT_EQ(where(h + "action = \"mremap\"\nmap = \"m\"\nsize = \"1MiB\"\noffset = 0\n"),
+            "17:1: key 'offset' does not apply to action 'mremap'");
+  EXPECT_EQ(where(h + "action = \"mremap\"\nmap = \"m\"\nsize = \"1MiB\"\naddress = \"0x1000\"\n"),
+            "17:11: mremap: the target [0x1000, 0x101000) must start on a page boundary inside the user address space "
+            "[0x10000, 0x7ffffffff000)");
+  EXPECT_EQ(where(h + "action = \"mremap\"\nmap = \"m\"\nsize = \"200TiB\"\n"),
+            "16:8: mremap: 219902325555200 bytes is larger than the address space");
+  // remap_file_pages: a shared mapping of an object, inside the object.
+  EXPECT_EQ(where(h + "action = \"remap_file_pages\"\nmap = \"m\"\n"), "13:1: missing key 'file_offset' in [[phase]]");
+  EXPECT_EQ(where(h + "action = \"remap_file_pages\"\nmap = \"m\"\nfile_offset = \"6MiB\"\n"),
+            "16:15: file_offset + length (6291456 + 4194304) is beyond the end of object 'd' (8388608 bytes)");
+  EXPECT_EQ(where(std::string(kIo) + "[[phase]]\naction = \"remap_file_pages\"\nmap = \"m\"\nfile_offset = 0\n"),
+            "13:7: remap_file_pages needs a shared mapping of an object; 'm' is anonymous");
 }
 
 }  // namespace
