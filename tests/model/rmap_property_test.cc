@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "model/profile.h"
+#include "vmlab/op_builder.h"
 #include "vmlab/sim_kernel.h"
 
 namespace vmlab {
@@ -425,27 +426,15 @@ class differential {
       d << "remap_file_pages pid " << pid << " #" << name << " off " << off / kPage << " pages " << len / kPage
         << " to pgoff " << pg;
       desc_ = d.str();
-      op o;
-      o.kind = op_kind::remap_file_pages;
-      o.pid = pid;
-      o.map = name;
-      o.off = off;
-      o.len = len;
-      o.obj_off = pg * kPage;
+      const op o = ops::remap_file_pages(pid, name, off, len, pg * kPage);
       ni.pristine = false;  // a nonlinear range is a VMA of its own
       return all([&](sim_kernel& k) { return text(k.remap_file_pages(o)); });
     }
-    op o;
-    o.kind = op_kind::mremap;
-    o.pid = pid;
-    o.map = name;
     const uint64_t pages = std::max<uint64_t>(1, chance(40) ? n - rnd(n) : n + 1 + rnd(kMaxMapPages));
-    o.len = pages * kPage;
-    o.maymove = chance(70);
+    op o = ops::mremap(pid, name, pages * kPage).maymove(chance(70));
     if (o.maymove && chance(25)) {
       // Somewhere in the first few GiB above 1 GiB: now over another mapping, now not.
-      o.fixed = true;
-      o.addr = (vaddr{1} << 30) + rnd(1 << 10) * 64 * kPage;
+      o = ops::mremap(pid, name, o.len).to((vaddr{1} << 30) + rnd(1 << 10) * 64 * kPage);
     }
     d << "mremap pid " << pid << " #" << name << " pages " << n << " -> " << pages << (o.maymove ? " maymove" : "");
     if (o.fixed) d << " fixed 0x" << std::hex << o.addr << std::dec;
