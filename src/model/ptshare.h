@@ -28,8 +28,8 @@
 // flush_tlb_all() of pmd_clear_flush (counted in ptshare_state), and later faults refill
 // a page of its own. vmlab unshares on every change to the VMA that would change its key
 // or its entries: mprotect, a split (munmap or mprotect of part), a zap of any part
-// (munmap, MADV_DONTNEED, exit). mremap and remap_file_pages, the patch's other
-// triggers, are not vmlab ops. Simplification: a page only this mm holds is dropped the
+// (munmap, MADV_DONTNEED, exit), and on the patch's other triggers: mremap unshares the
+// range it moves, remap_file_pages the range it remaps (mremap.cc). Simplification: a page only this mm holds is dropped the
 // same way (its entries zapped, the page freed) rather than kept and edited, so that a
 // shared subtree is never modified except by faults; the page-table figures after the
 // refaults are the same, the fault count is higher.
@@ -56,7 +56,9 @@
 // ptdesc_pud_pts_inc), at whatever P4D_SIZE-aligned address it maps the region. The
 // partner key is the region and the offset, not the address. The host's tables (PUD,
 // PMD and PTE pages) are charged to no process: PageTables counts each once, VmPTE of a
-// process shows its own tables only, none of them the region's. The region is a whole
+// process shows its own tables only, none of them the region's. (v3's region ownership
+// charges them to the memcg of the region's owner, the process that created it; vmlab
+// models no memcg, so that is said here and in docs/decisions.md, not counted.) The region is a whole
 // multiple of P4D_SIZE (mshare_align), mapped whole and MAP_SHARED on a P4D_SIZE boundary
 // (op_rules.cc checks this at load); a whole-region mprotect is the region's protection
 // changed in the host mm, seen by every process; a partial one, and a munmap/madvise
