@@ -113,7 +113,8 @@ bool move_normal_node(kernel& k, mm_struct& mm, int idx, vaddr old_addr, vaddr n
 bytes move_page_tables(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr old_addr, vaddr new_addr, bytes len) {
   const paging_format& f = k.prof.paging;
   const int last = f.nr_levels - 1;
-  const vaddr old_end = old_addr + len, pmd_span = k.geo.table_span(), pud_span = f.at(last - 2).span();
+  // (A 2-level format, i386 without PAE, has no PMD page to hand over: pud_span 0.)
+  const vaddr old_end = old_addr + len, pmd_span = k.geo.table_span(), pud_span = last >= 2 ? f.at(last - 2).span() : 0;
   const vaddr delta = new_addr - old_addr;  // (mod 2^64: a move down is a wrap-around add)
   // Huge PMDs first (move_huge_pmd): one the range covers and that lands on a PMD
   // boundary with an empty entry moves with its deposit; any other is split and its PTEs
@@ -141,7 +142,7 @@ bytes move_page_tables(kernel& k, mm_struct& mm, const vm_area_struct& vma, vadd
   }
   for (vaddr a = old_addr; a < old_end;) {
     // A whole PMD page, then a whole PTE page, where the profile moves them.
-    if (k.prof.mremap.move_pud && !(a & (pud_span - 1)) && !((a + delta) & (pud_span - 1)) && old_end - a >= pud_span &&
+    if (k.prof.mremap.move_pud && pud_span && !(a & (pud_span - 1)) && !((a + delta) & (pud_span - 1)) && old_end - a >= pud_span &&
         move_normal_node(k, mm, last - 1, a, a + delta)) {
       a += pud_span;
       continue;
