@@ -130,7 +130,8 @@ action add_tiobench(CLI::App& app) {
   app.add_flag("--mmap", o->spec.mmap, "mmap I/O as tiotest -M: memcpy to and from a MAP_SHARED mapping");
   app.add_flag("--direct", o->spec.direct, "O_DIRECT (tiotest -X); not with --mmap");
   app.add_flag("--drop-caches", o->spec.drop_caches,
-               "Write 3 to /proc/sys/vm/drop_caches before each test (tiotest -F; root only)");
+               "Write 3 to /proc/sys/vm/drop_caches, then 1 to /proc/sys/vm/compact_memory, before each test "
+               "(tiotest -F, and the same free memory for every cold test; root only)");
   app.add_option("--dir", o->dir, "Directory for the files (default: a new directory under $TMPDIR or /var/tmp, removed "
                                   "afterwards)");
   app.add_option("--seed", o->spec.seed, "Seed of the random tests' block choice (default 1)");
