@@ -10,9 +10,11 @@
 // floor and ceiling. A move that runs out of memory moves back what it moved and unmaps
 // the new range, as move_vma does. 2.4 and 2.6 moved PTE by PTE (move_one_page).
 //
-// PTSHARE: the patch unshares the old range first (pt_unshare_range): the moved VMA has
-// another key, and the shared pages stay with their other holders. Growing in place and
-// shrinking change only the VMA's end (the zap of a shrink unshares what it touches).
+// PTSHARE: every mremap that changes the mapping unshares its VMA first (pt_unshare_range;
+// the patch marks the VMA VM_TRANSITION): a move, a grow in place and a shrink all change
+// vm_start or vm_end, which are part of the sharing key. The shared pages stay with their
+// other holders; this mm's entries are cleared without copying and later faults refill
+// private tables (or tables shared under the new key).
 //
 // remap_file_pages: on 2.6 (rfp_impl::nonlinear) the range becomes VM_NONLINEAR and its
 // PTEs are replaced in place (filemap_populate -> install_page): no table is freed. On 4.0+
@@ -197,9 +199,7 @@ result<vm_area_struct*> one_vma(mm_struct& mm, vaddr addr, bytes len, const char
 // move_vma(): [addr, addr + old_len) of `vma` to new_addr, as a VMA of new_len.
 result<vaddr> move_vma(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bytes old_len, bytes new_len,
                        vaddr new_addr) {
-  // PTSHARE: the old range's shared tables are let go (pt_unshare_range) before anything
-  // moves; only this mm's own tables move.
-  ptshare_unshare_range(k, mm, addr, addr + old_len);
+  // (PTSHARE: do_mremap has unshared the VMA; only this mm's own tables move.)
   vm_area_struct nv = vma;
   nv.avcs.clear();
   nv.vm_start = new_addr;
@@ -247,12 +247,18 @@ result<vaddr> do_mremap(kernel& k, mm_struct& mm, vaddr addr, bytes old_len, byt
     return status::refused("EINVAL: mremap to " + std::to_string(new_len) + " bytes would map past the end of its object "
                            "(vmlab models no pages beyond an object's end)");
   const vaddr task = k.prof.paging.task_size;
+  // PTSHARE: mremap unshares the VMA before it changes anything (the patch calls
+  // pt_unshare_range from mremap and marks the VMA VM_TRANSITION): a shrink, a grow in
+  // place and a move each change vm_start or vm_end, which are part of the sharing key,
+  // so no page the VMA shares may stay shared. A no-op on every other profile.
+  const auto unshare = [&, lo = v->vm_start, hi = v->vm_end] { ptshare_unshare_range(k, mm, lo, hi); };
   if (fixed) {
     if ((new_addr & page_mask) || new_addr < kMmapMinAddr || new_addr > task || new_len > task - new_addr)
       return status::refused("EINVAL: mremap target [0x" + fmt_hex(new_addr) + ", +" + std::to_string(new_len) +
                              ") lies outside user space");
     if (new_addr < addr + old_len && addr < new_addr + new_len)
       return status::refused("EINVAL: mremap target overlaps the old range");
+    unshare();
     if (overlaps(mm, new_addr, new_addr + new_len)) {  // MREMAP_FIXED unmaps what is there
       note_mapped_max(k);
       if (status s = do_munmap(k, mm, new_addr, new_addr + new_len); !s.ok()) return s;
@@ -267,6 +273,7 @@ result<vaddr> do_mremap(kernel& k, mm_struct& mm, vaddr addr, bytes old_len, byt
   }
   if (new_len <= old_len) {
     if (new_len < old_len) {
+      unshare();
       note_mapped_max(k);
       if (status s = do_munmap(k, mm, addr + new_len, addr + old_len); !s.ok()) return s;
     }
@@ -276,6 +283,7 @@ result<vaddr> do_mremap(kernel& k, mm_struct& mm, vaddr addr, bytes old_len, byt
   // (vma_expandable), within TASK_SIZE.
   const bytes delta = new_len - old_len;
   if (addr + old_len == v->vm_end && v->vm_end <= task - delta && !overlaps(mm, v->vm_end, v->vm_end + delta)) {
+    unshare();
     const vaddr old_end = v->vm_end;
     v->vm_end += delta;
     const vaddr start = v->vm_start;
@@ -289,6 +297,8 @@ result<vaddr> do_mremap(kernel& k, mm_struct& mm, vaddr addr, bytes old_len, byt
                            ") in place (the next mapping is in the way) and MREMAP_MAYMOVE was not given");
   auto to = get_unmapped_area(k, mm, new_len, 0, 0);
   if (!to.ok()) return to.error();
+  unshare();
+  v = find_vma(mm, addr);  // (unsharing changes no VMA; found again all the same)
   const bool locked = v->locked;
   auto r = move_vma(k, mm, *v, addr, old_len, new_len, to.value());
   if (r.ok() && locked)

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <optional>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -65,8 +67,9 @@ class generator {
     bool alive = false;
     size_t group = 0;
     const std::vector<map_spec>* maps = nullptr;
-    // Mappings an mremap phase gave another size: name -> bytes (inherited at fork).
-    std::unordered_map<std::string, bytes> resized;
+    // Mappings an mremap phase gave another size, (name, bytes), inherited at fork: a
+    // vector, as a process has few and a scenario may have a million processes.
+    std::vector<std::pair<std::string, bytes>> resized;
   };
   struct live_group {
     std::string name;
@@ -214,8 +217,9 @@ class generator {
     if (it == maps.end())
       return error_at(ph.map_at, "unknown mapping '" + ph.map + "': process " + std::to_string(pid) + " (group '" +
                                      groups_[procs_[pid].group].name + "') has no such mapping");
-    auto r = procs_[pid].resized.find(ph.map);
-    return std::pair<const map_spec*, bytes>{&*it, r == procs_[pid].resized.end() ? it->size : r->second};
+    const auto& rs = procs_[pid].resized;
+    auto r = std::find_if(rs.begin(), rs.end(), [&](const auto& e) { return e.first == ph.map; });
+    return std::pair<const map_spec*, bytes>{&*it, r == rs.end() ? it->size : r->second};
   }
 
   // mremap of the whole mapping to ph.length bytes (op_rules.h check_mremap's rules).
@@ -233,7 +237,10 @@ class generator {
       o.addr = *ph.address;
     }
     if (auto e = check_mremap(sc_.profile, o)) return error_at(e->field == "addr" ? ph.address_at : ph.length_at, e->message);
-    procs_[pid].resized[ph.map] = o.len;
+    auto& rs = procs_[pid].resized;
+    auto r = std::find_if(rs.begin(), rs.end(), [&](const auto& e) { return e.first == ph.map; });
+    if (r == rs.end()) rs.emplace_back(ph.map, o.len);
+    else r->second = o.len;
     emit(std::move(o));
     return {};
   }

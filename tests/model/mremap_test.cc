@@ -346,18 +346,27 @@ TEST(Mremap, PtshareUnsharesWhatMoves) {
   ASSERT_TRUE(k->touch(2, 0, 0, len, kPage, false).ok());
   EXPECT_EQ(pages(k->snapshot(""), level::pte), 2 * n);
 
-  // pid 3 shares pid 1's tables again; shrinking by 1 MiB cuts one shared PTE page.
+  // pid 3 shares pid 1's tables again. Shrinking by 1 MiB changes its VMA's vm_end, part
+  // of the sharing key: every page it shared is let go, not only the one the shrink cuts.
   ASSERT_TRUE(k->spawn(3).ok());
   ASSERT_TRUE(k->mmap(ops::mmap_object(3, 0, 0, len).shared().at(kBase)).ok());
   ASSERT_TRUE(k->touch(3, 0, 0, len, kPage, false).ok());
+  ASSERT_EQ(pages(k->snapshot(""), level::pte), 2 * n) << "pid 3 shares pid 1's";
+  ASSERT_EQ(proc(k->snapshot(""), 3).rss_shmem, len / kPage);
   const auto c1 = k->ptshare_counts();
   ASSERT_EQ(err(k->mremap(ops::mremap(3, 0, len - MiB))), "ok");
-  EXPECT_EQ(k->ptshare_counts()[1] - c1[1], 1u);
+  EXPECT_EQ(k->ptshare_counts()[1] - c1[1], n);
+  EXPECT_EQ(proc(k->snapshot(""), 3).rss_shmem, 0u) << "no entry left to pid 3 until it faults";
+  EXPECT_EQ(pages(k->snapshot(""), level::pte), 2 * n) << "pid 1's and pid 2's";
   EXPECT_EQ(k->check_invariants(), "");
-  // Growing it back in place changes only the VMA's end.
+  // Growing back in place: pid 3 holds nothing, so nothing is let go; its VMA has pid 1's
+  // key again, and its faults take pid 1's pages again.
   const auto c2 = k->ptshare_counts();
   ASSERT_EQ(err(k->mremap(ops::mremap(3, 0, len))), "ok");
   EXPECT_EQ(k->ptshare_counts()[1], c2[1]);
+  ASSERT_TRUE(k->touch(3, 0, 0, len, kPage, false).ok());
+  EXPECT_EQ(pages(k->snapshot(""), level::pte), 2 * n);
+  EXPECT_EQ(proc(k->snapshot(""), 3).rss_shmem, len / kPage);
   EXPECT_EQ(k->check_invariants(), "");
 }
 
