@@ -181,8 +181,10 @@ status dup_mm(kernel& k, mm_struct& parent, uint32_t child_pid) {
       return s;
     }
     child.vmas.emplace(start, cv);
-    // vma_needs_copy(): hugetlb VMAs were always copied until 6.0's lazy copy.
-    const bool needs_copy = !k.prof.fork_skips_shared || v.has_anon_vma || (v.is_hugetlb() && !k.prof.huge.fork_lazy);
+    // vma_needs_copy(): hugetlb VMAs were always copied until 6.0's lazy copy; a 2.6
+    // VM_NONLINEAR VMA always is, as its PTEs cannot be faulted back from vm_pgoff.
+    const bool needs_copy = !k.prof.fork_skips_shared || v.has_anon_vma || v.nonlinear ||
+                            (v.is_hugetlb() && !k.prof.huge.fork_lazy);
     if (needs_copy) {
       status st = v.is_hugetlb() ? copy_hugetlb_range(k, child, parent, v) : copy_page_range(k, child, parent, v);
       if (!st.ok()) {

@@ -8,13 +8,14 @@
 // tables allocated at the new address; each policy of the profile's mremap_policy), then
 // the old range's munmap, whose free_pgtables frees the emptied tables with the usual
 // floor and ceiling. A move that runs out of memory moves back what it moved and unmaps
-// the new range, as move_vma does. 2.4 and 2.6 moved PTE by PTE (move_one_page).
+// the new range, as move_vma does. 2.4 and 2.5 moved PTE by PTE (move_one_page), a
+// destination table allocated as the first present entry of its span moved; 2.6.14+ moves
+// a PMD extent at a time and allocates the destination table of every extent whose source
+// table exists (mremap_policy::dest_table_per_extent).
 //
-// PTSHARE: every mremap that changes the mapping unshares its VMA first (pt_unshare_range;
-// the patch marks the VMA VM_TRANSITION): a move, a grow in place and a shrink all change
-// vm_start or vm_end, which are part of the sharing key. The shared pages stay with their
-// other holders; this mm's entries are cleared without copying and later faults refill
-// private tables (or tables shared under the new key).
+// PTSHARE: the patch unshares the old range first (pt_unshare_range): the moved VMA has
+// another key, and the shared pages stay with their other holders. Growing in place and
+// shrinking change only the VMA's end (the zap of a shrink unshares what it touches).
 //
 // remap_file_pages: on 2.6 (rfp_impl::nonlinear) the range becomes VM_NONLINEAR and its
 // PTEs are replaced in place (filemap_populate -> install_page): no table is freed. On 4.0+
@@ -39,9 +40,12 @@ constexpr uint64_t bit(uint32_t i) { return uint64_t{1} << (i & 63); }
 
 // Moves the PTE at entry si of `st` to entry di of `dt` (empty): the same page, the same
 // write permission and anonymous identity. On a design with per-page rmap state (2.5's
-// pte_chains) the page gains its new PTE before it loses the old (page_add_rmap, then
-// page_remove_rmap, as move_one_page did). false when a pte_chain could not be allocated
-// (nothing moved).
+// pte_chains) the page gains its new PTE before it loses the old. Simplification: 2.5's
+// copy_one_pte does page_remove_rmap first, then page_add_rmap with a pte_chain
+// move_one_page preallocated, so a page mapped once never needs a chain on the way; here
+// it may, for that moment, so a move can run out of pte_chains one chain earlier than
+// the kernel would (the figures after the move are the same). false when a pte_chain
+// could not be allocated (nothing moved).
 bool move_entry(kernel& k, const vm_area_struct& vma, vaddr old_addr, pte_table* st, uint32_t si, pte_table* dt,
                 uint32_t di) {
   const uint32_t sw = si >> 6, dw = di >> 6;
@@ -161,6 +165,13 @@ bytes move_page_tables(kernel& k, mm_struct& mm, const vm_area_struct& vma, vadd
       a = std::min<vaddr>(std::max(pte_walk_skip(k, mm, base), hi), old_end);
       continue;
     }
+    if (k.prof.mremap.dest_table_per_extent) {
+      // 2.6.14+: the destination's PTE pages for this extent (one, or two when the new
+      // range straddles a table boundary) exist before any entry moves, present or not.
+      for (vaddr d = k.geo.table_base(a + delta); d < hi + delta; d += pmd_span)
+        if (!pte_walk(k, mm, std::max(d, a + delta), true, &oom)) return a - old_addr;
+      st = pte_walk(k, mm, base, false, &oom);  // (a walk may have materialised a uniform node)
+    }
     pte_table* dt = nullptr;
     vaddr dt_base = 1;
     for (vaddr x = a; x < hi; x += k.geo.size()) {
@@ -199,7 +210,9 @@ result<vm_area_struct*> one_vma(mm_struct& mm, vaddr addr, bytes len, const char
 // move_vma(): [addr, addr + old_len) of `vma` to new_addr, as a VMA of new_len.
 result<vaddr> move_vma(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bytes old_len, bytes new_len,
                        vaddr new_addr) {
-  // (PTSHARE: do_mremap has unshared the VMA; only this mm's own tables move.)
+  // PTSHARE: the old range's shared tables are let go (pt_unshare_range) before anything
+  // moves; only this mm's own tables move.
+  ptshare_unshare_range(k, mm, addr, addr + old_len);
   vm_area_struct nv = vma;
   nv.avcs.clear();
   nv.vm_start = new_addr;
@@ -230,12 +243,14 @@ result<vaddr> move_vma(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr
 result<vaddr> do_mremap(kernel& k, mm_struct& mm, vaddr addr, bytes old_len, bytes new_len, bool maymove, bool fixed,
                         vaddr new_addr) {
   const bytes page_mask = k.geo.size() - 1;
+  // (The kernel rounds the lengths up with PAGE_ALIGN; vmlab's readers give page
+  // multiples, and a caller that does not gets EINVAL.)
   if (!new_len || (new_len & page_mask) || (old_len & page_mask))
     return status::refused("EINVAL: mremap lengths must be non-zero multiples of the page size");
   if (fixed && !maymove) return status::refused("EINVAL: MREMAP_FIXED needs MREMAP_MAYMOVE");
-  auto found = one_vma(mm, addr, old_len, "mremap");
-  if (!found.ok()) return found.error();
-  vm_area_struct* v = found.value();
+  vm_area_struct* v = find_vma(mm, addr);
+  if (!v || v->vm_start > addr)
+    return status::refused("EFAULT: mremap of 0x" + fmt_hex(addr) + ": nothing is mapped there");
   if (v->is_hugetlb())
     return status::refused("EINVAL: mremap of a hugetlb mapping (vmlab follows the kernels before 5.17, which refused "
                            "it; see docs/decisions.md)");
@@ -243,47 +258,54 @@ result<vaddr> do_mremap(kernel& k, mm_struct& mm, vaddr addr, bytes old_len, byt
     return status::refused("EINVAL: mremap of an mshare region: its VMA cannot be split or moved (mshare v3)");
   // vmlab keeps no page beyond an object's end (the kernel would map it and SIGBUS on
   // touch): a mapping of an object grows no further than the object.
-  if (!v->is_anon() && v->pgoff_at(addr, k.geo.shift) + k.geo.pages(new_len) > k.objects[size_t(v->object)].nr_pages)
+  if (new_len > old_len && !v->is_anon() &&
+      v->pgoff_at(addr, k.geo.shift) + k.geo.pages(new_len) > k.objects[size_t(v->object)].nr_pages)
     return status::refused("EINVAL: mremap to " + std::to_string(new_len) + " bytes would map past the end of its object "
                            "(vmlab models no pages beyond an object's end)");
   const vaddr task = k.prof.paging.task_size;
-  // PTSHARE: mremap unshares the VMA before it changes anything (the patch calls
-  // pt_unshare_range from mremap and marks the VMA VM_TRANSITION): a shrink, a grow in
-  // place and a move each change vm_start or vm_end, which are part of the sharing key,
-  // so no page the VMA shares may stay shared. A no-op on every other profile.
-  const auto unshare = [&, lo = v->vm_start, hi = v->vm_end] { ptshare_unshare_range(k, mm, lo, hi); };
   if (fixed) {
-    if ((new_addr & page_mask) || new_addr < kMmapMinAddr || new_addr > task || new_len > task - new_addr)
+    // mremap_to(): the target is checked and unmapped, the old range shrunk, and only
+    // then must what is left lie in one VMA (vma_to_resize).
+    if ((new_addr & page_mask) || new_len > task || new_addr > task - new_len)
       return status::refused("EINVAL: mremap target [0x" + fmt_hex(new_addr) + ", +" + std::to_string(new_len) +
                              ") lies outside user space");
     if (new_addr < addr + old_len && addr < new_addr + new_len)
       return status::refused("EINVAL: mremap target overlaps the old range");
-    unshare();
+    if (new_addr < kMmapMinAddr)  // security_mmap_addr, from get_unmapped_area
+      return status::refused("EPERM: mremap target 0x" + fmt_hex(new_addr) + " is below vm.mmap_min_addr");
     if (overlaps(mm, new_addr, new_addr + new_len)) {  // MREMAP_FIXED unmaps what is there
       note_mapped_max(k);
       if (status s = do_munmap(k, mm, new_addr, new_addr + new_len); !s.ok()) return s;
     }
-    v = find_vma(mm, addr);
     if (old_len > new_len) {
+      note_mapped_max(k);
       if (status s = do_munmap(k, mm, addr + new_len, addr + old_len); !s.ok()) return s;
       old_len = new_len;
-      v = find_vma(mm, addr);
     }
-    return move_vma(k, mm, *v, addr, old_len, new_len, new_addr);
+    auto found = one_vma(mm, addr, old_len, "mremap");
+    if (!found.ok()) return found.error();
+    const bool locked = found.value()->locked;
+    auto r = move_vma(k, mm, *found.value(), addr, old_len, new_len, new_addr);
+    if (r.ok() && locked && new_len > old_len)  // do_mremap populates what a locked move grew
+      if (status s = mm_populate(k, mm, new_addr + old_len, new_addr + new_len); !s.ok()) return s;
+    return r;
   }
+  // A shrink unmaps the tail, whatever VMAs the range spans ("old_len >= new_len": no
+  // vma_to_resize).
   if (new_len <= old_len) {
     if (new_len < old_len) {
-      unshare();
       note_mapped_max(k);
       if (status s = do_munmap(k, mm, addr + new_len, addr + old_len); !s.ok()) return s;
     }
     return addr;
   }
+  auto found = one_vma(mm, addr, old_len, "mremap");
+  if (!found.ok()) return found.error();
+  v = found.value();
   // Grow in place when the old range ends the VMA and nothing is mapped after it
   // (vma_expandable), within TASK_SIZE.
   const bytes delta = new_len - old_len;
-  if (addr + old_len == v->vm_end && v->vm_end <= task - delta && !overlaps(mm, v->vm_end, v->vm_end + delta)) {
-    unshare();
+  if (addr + old_len == v->vm_end && delta <= task - v->vm_end && !overlaps(mm, v->vm_end, v->vm_end + delta)) {
     const vaddr old_end = v->vm_end;
     v->vm_end += delta;
     const vaddr start = v->vm_start;
@@ -297,8 +319,6 @@ result<vaddr> do_mremap(kernel& k, mm_struct& mm, vaddr addr, bytes old_len, byt
                            ") in place (the next mapping is in the way) and MREMAP_MAYMOVE was not given");
   auto to = get_unmapped_area(k, mm, new_len, 0, 0);
   if (!to.ok()) return to.error();
-  unshare();
-  v = find_vma(mm, addr);  // (unsharing changes no VMA; found again all the same)
   const bool locked = v->locked;
   auto r = move_vma(k, mm, *v, addr, old_len, new_len, to.value());
   if (r.ok() && locked)
@@ -328,6 +348,10 @@ status do_remap_file_pages(kernel& k, mm_struct& mm, vaddr start, bytes size, ui
       // Linear already: populate only.
       return mm_populate(k, mm, start, end);
     }
+    // PTSHARE (the 2.6.15 posting): pt_unshare_range(vma, vma->vm_start, vma->vm_end),
+    // the whole VMA, which becomes VM_NONLINEAR; vmlab's nonlinear part is a VMA of its
+    // own, the rest stays linear (and shareable again under its new key).
+    ptshare_unshare_range(k, mm, v->vm_start, v->vm_end);
     if (status s = split_at(k, mm, start); !s.ok()) return s;
     if (status s = split_at(k, mm, end); !s.ok()) return s;
     vm_area_struct* piece = find_vma(mm, start);

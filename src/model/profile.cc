@@ -133,6 +133,7 @@ kernel_profile linux_2_6_15() {
   p.mmap_base = p.paging.task_size - 128 * MiB;  // TASK_SIZE minus the minimum stack gap
   p.default_memory = 16 * GiB;
   p.mremap.remap_file_pages = rfp_impl::nonlinear;  // Ingo Molnar's mm/fremap.c, 2.5.46
+  p.mremap.dest_table_per_extent = true;  // move_page_tables by extents, 2.6.14
   // Object-based rmap (2.6.7): anon_vma per fork family, i_mmap prio_tree for files.
   p.rmap = {.scheme = rmap_scheme::anon_vma};
   p.meminfo = {.reverse_maps = false, .mapped = true, .mapped_counts_anon = true};
@@ -219,7 +220,9 @@ kernel_profile linux_6_18() {
   p.pt_reclaim = true;
   p.fault_around_bytes = 64 * KiB;
   p.default_memory = 24 * GiB;
-  p.mremap = {.move_pmd = true, .move_pud = true, .remap_file_pages = rfp_impl::emulated};  // 5.0, 5.11; 4.0
+  p.mremap.move_pmd = true;                             // 5.0
+  p.mremap.move_pud = true;                             // 5.11
+  p.mremap.remap_file_pages = rfp_impl::emulated;       // 4.0
   // anon_vma_chain (2.6.34) with the anon_vma reuse heuristic (3.19); Mapped counts file
   // pages only (NR_FILE_MAPPED, 2.6.18+). Sizes measured on this project's 6.18 hosts
   // (/sys/kernel/slab, linux-vm-internals.md section 2.2); struct page is 64 B.

@@ -269,6 +269,12 @@ struct mremap_policy {
   // old tables go with the old range's munmap.
   bool move_pmd = false;
   bool move_pud = false;
+  // Where the destination's PTE pages come from: 2.4 and 2.5 allocate one as the first
+  // present entry of its span moves (move_one_page -> alloc_one_pte); 2.6.14+ moves a PMD
+  // extent at a time and allocates the destination's PTE page for every extent whose
+  // source PTE page exists, entries or not (move_page_tables -> alloc_new_pmd ->
+  // __pte_alloc; 6.x pte_alloc).
+  bool dest_table_per_extent = false;
   rfp_impl remap_file_pages = rfp_impl::none;
 };
 

@@ -364,42 +364,54 @@ TEST(LiveEngineTest, FileObjectsAndExitLeaveNothingBehind) {
 
 // mremap and remap_file_pages (issue 10: PTSHARE's other unshare triggers) on a shared
 // memory object: the host kernel's page tables and RSS follow the sim's after a shrink, a
-// grow in place, a move to a fixed address and a remap_file_pages (the 4.0+ emulation:
-// the range is unmapped and populated again from the new file offset).
+// grow in place, a grow that must move (to the place the model chose, reserved on the host
+// first), a move to a fixed address and a remap_file_pages (the 4.0+ emulation: the range
+// is unmapped and populated again from the new file offset).
 TEST(LiveEngineTest, MremapAndRemapFilePagesFollowTheSim) {
   SKIP_UNLESS_LIVE_HOST();
   stream_builder b;
   const int32_t shm = b.object(object_kind::shm, 16 * MiB);
-  const vaddr to = vaddr{3} << 44;  // 48 TiB: no mapping of the model's or of a worker's is there
-  b.spawn(1).mmap(1, 0, 8 * MiB, shm, true).touch(1, 0, 0, 8 * MiB, false).phase("touched");
+  // 32 TiB and 48 TiB: below the model's mmap_base, far from a worker's own mappings.
+  const vaddr at = vaddr{1} << 45, to = vaddr{3} << 44;
+  b.map_name(1);
+  b.spawn(1);
+  b.s.ops.push_back(ops::mmap_object(1, 0, shm, 8 * MiB).shared().at(at));
+  b.s.ops.push_back(ops::mmap_anon(1, 1, 2 * MiB).at(at + 8 * MiB));  // in the way of a grow past 8 MiB
+  b.touch(1, 0, 0, 8 * MiB, false).phase("touched");
   b.s.ops.push_back(ops::mremap(1, 0, 4 * MiB));
   b.phase("shrunk");
   b.s.ops.push_back(ops::mremap(1, 0, 8 * MiB));
   b.touch(1, 0, 0, 8 * MiB, false).phase("grown");
-  b.s.ops.push_back(ops::mremap(1, 0, 8 * MiB).to(to));
+  b.s.ops.push_back(ops::mremap(1, 0, 12 * MiB).maymove());
+  b.phase("maymoved");
+  b.s.ops.push_back(ops::mremap(1, 0, 12 * MiB).to(to));
   b.phase("moved");
   b.s.ops.push_back(ops::remap_file_pages(1, 0, 0, 2 * MiB, 8 * MiB));
   b.phase("remapped");
   both r = run_both(b.s);
   // The sim's own figures, from the format: 8 MiB is 4 PTE pages + 1 PMD + 1 PUD; the
-  // shrink frees 2 PTE pages (free_pgtables of the tail); the move hands whole PTE pages
-  // over (move_normal_pmd, 5.0+) into a new PUD and PMD; remap_file_pages refills the
-  // range it unmapped.
+  // shrink frees 2 PTE pages (free_pgtables of the tail); after each move the 4 tables
+  // sit under a PUD and PMD page of their own and the old ones are gone (the peak in
+  // between is not sampled); remap_file_pages refills the range it unmapped.
   const bytes pte_span = 2 * MiB;
   auto vmpte = [&](const char* name) { return find_sample(r.sim, name).procs.at(0).vmpte_workload; };
   EXPECT_EQ(vmpte("touched"), (8 * MiB / pte_span + 2) * kPage);
   EXPECT_EQ(vmpte("shrunk"), (4 * MiB / pte_span + 2) * kPage);
   EXPECT_EQ(vmpte("grown"), vmpte("touched"));
-  EXPECT_EQ(vmpte("moved"), vmpte("touched"));
-  EXPECT_EQ(vmpte("remapped"), vmpte("touched"));
-  for (const char* name : {"touched", "shrunk", "grown", "moved", "remapped"}) {
+  // Moved away, the 4 tables get a PMD and a PUD page of their own, and the old ones stay
+  // for mapping 1. (This host shows one page more from here on, within the 2 pages the
+  // comparison below allows; not explained yet.)
+  for (const char* name : {"maymoved", "moved", "remapped"})
+    EXPECT_EQ(vmpte(name), (8 * MiB / pte_span + 4) * kPage) << name;
+  const char* phases[] = {"touched", "shrunk", "grown", "maymoved", "moved", "remapped"};
+  for (const char* name : phases) {
     expect_vmpte_agrees(r, name);
     const proc_sample& sp = find_sample(r.sim, name).procs.at(0);
     const proc_sample& lp = find_sample(r.live, name).procs.at(0);
     EXPECT_EQ(lp.rss_shmem, sp.rss_shmem) << name;
   }
   EXPECT_EQ(find_sample(r.sim, "shrunk").procs.at(0).rss_shmem, 4 * MiB / kPage);
-  expect_page_tables_agree(b.s, r, {"touched", "shrunk", "grown", "moved", "remapped"});
+  expect_page_tables_agree(b.s, r, {std::begin(phases), std::end(phases)});
 }
 
 TEST(LiveEngineTest, ModelRefusalIsAnOpFailure) {

@@ -301,9 +301,14 @@ class live_run {
         c.len = old_len;
         c.off = o.len;
         c.stride = to == base ? 0 : to;
+        c.prot = o.fixed ? 1 : 0;  // the op's own MREMAP_FIXED (worker.cc)
         st = d_.call(o.pid, c, rep);
         err = rep.err;
         grown_ = true;
+        if (st.ok() && err == EEXIST && to != base)
+          return status::io_error("address range [" + hex(to) + ", " + hex(to + o.len) +
+                                  ") is in use on the host (mremap target, op " + std::to_string(i) + ": " +
+                                  format_op(s_, o) + "): the live engine moves the mapping where the model moves it");
         break;
       }
       case op_kind::remap_file_pages:

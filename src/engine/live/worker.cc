@@ -240,11 +240,27 @@ __attribute__((noinline)) outcome handle(const command& c, const unsigned char* 
       break;
     case cmd_kind::mremap: {
       // The model's answer decides where the mapping goes: in place, or exactly where the
-      // model moved it (MREMAP_FIXED), so that both engines keep the same addresses.
+      // model moved it (MREMAP_FIXED), so that both engines keep the same addresses. A
+      // place the model chose itself (MREMAP_MAYMOVE alone) is first reserved with
+      // MAP_FIXED_NOREPLACE, as do_mmap maps: MREMAP_FIXED would silently replace whatever
+      // of the worker's own (libc, heap, stack) lay there; EEXIST says so instead. A
+      // fixed target (prot 1: the op's own MREMAP_FIXED) replaces what is there, as asked.
       void* to = reinterpret_cast<void*>(c.stride);
+      if (c.stride && c.prot == 0) {
+        void* p = ::mmap(to, c.off, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (p != to) {
+          if (p != MAP_FAILED) ::munmap(p, c.off);  // a kernel without NOREPLACE put it elsewhere
+          o.err = EEXIST;
+          break;
+        }
+      }
       void* r = c.stride ? ::mremap(addr, c.len, c.off, MREMAP_MAYMOVE | MREMAP_FIXED, to) : ::mremap(addr, c.len, c.off, 0);
-      if (r == MAP_FAILED) o.err = errno;
-      else if (r != (c.stride ? to : addr)) o.err = EFAULT;  // cannot happen: the kernel honours both
+      if (r == MAP_FAILED) {
+        o.err = errno;
+        if (c.stride && c.prot == 0) ::munmap(to, c.off);  // the reservation
+      } else if (r != (c.stride ? to : addr)) {
+        o.err = EFAULT;  // cannot happen: the kernel honours both
+      }
       break;
     }
     case cmd_kind::remap_file_pages:

@@ -39,7 +39,7 @@ enum class cmd_kind : uint32_t {
   file_io,
   fsync,          // fd
   msync,          // addr, len: msync(MS_SYNC)
-  mremap,         // addr, len (old), off (new length), stride (new address: 0 = in place)
+  mremap,         // addr, len (old), off (new length), stride (new address: 0 = in place), prot (1: MREMAP_FIXED asked)
   remap_file_pages,  // addr, len, off (file page)
 };
 // file_io's prot bit: the call is made with O_DIRECT set on the file (fcntl F_SETFL).
