@@ -237,6 +237,14 @@ class generator {
       o.addr = *ph.address;
     }
     if (auto e = check_mremap(sc_.profile, o)) return error_at(e->field == "addr" ? ph.address_at : ph.length_at, e->message);
+    // vmlab models no page past an object's end (mremap.cc): a load error, not a run's.
+    if (const map_spec& ms = *m->first; ms.object >= 0) {
+      const object_decl& d = sc_.objects[size_t(ms.object)];
+      if (ms.offset > d.size || o.len > d.size - ms.offset)
+        return error_at(ph.length_at, "mremap of '" + ph.map + "' to " + std::to_string(o.len) + " bytes would map past the end "
+                                      "of object '" + d.name + "' (" + std::to_string(d.size) + " bytes from offset " +
+                                      std::to_string(ms.offset) + "; vmlab models no page beyond an object's end)");
+    }
     auto& rs = procs_[pid].resized;
     auto r = std::find_if(rs.begin(), rs.end(), [&](const auto& e) { return e.first == ph.map; });
     if (r == rs.end()) rs.emplace_back(ph.map, o.len);

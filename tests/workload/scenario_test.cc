@@ -787,6 +787,9 @@ TEST(ScenarioMremap, ErrorsNameTheKey) {
             "[0x10000, 0x7ffffffff000)");
   EXPECT_EQ(where(h + "action = \"mremap\"\nmap = \"m\"\nsize = \"200TiB\"\n"),
             "16:8: mremap: 219902325555200 bytes is larger than the address space");
+  EXPECT_EQ(where(h + "action = \"mremap\"\nmap = \"m\"\nsize = \"12MiB\"\nmaymove = true\n"),
+            "16:8: mremap of 'm' to 12582912 bytes would map past the end of object 'd' (8388608 bytes from offset 0; "
+            "vmlab models no page beyond an object's end)");
   // remap_file_pages: a shared mapping of an object, inside the object.
   EXPECT_EQ(where(h + "action = \"remap_file_pages\"\nmap = \"m\"\n"), "13:1: missing key 'file_offset' in [[phase]]");
   EXPECT_EQ(where(h + "action = \"remap_file_pages\"\nmap = \"m\"\nfile_offset = \"6MiB\"\n"),
