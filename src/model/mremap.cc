@@ -13,9 +13,10 @@
 // a PMD extent at a time and allocates the destination table of every extent whose source
 // table exists (mremap_policy::dest_table_per_extent).
 //
-// PTSHARE: the patch unshares the old range first (pt_unshare_range): the moved VMA has
-// another key, and the shared pages stay with their other holders. Growing in place and
-// shrinking change only the VMA's end (the zap of a shrink unshares what it touches).
+// PTSHARE (the 2.6.15 posting, the profile's): move_vma unshares the old range first
+// (pt_unshare_range): the moved VMA has another key, and the shared pages stay with their
+// other holders. Growing in place and shrinking change only the VMA's end (the zap of a
+// shrink unshares what it touches). remap_file_pages unshares the whole VMA.
 //
 // remap_file_pages: on 2.6 (rfp_impl::nonlinear) the range becomes VM_NONLINEAR and its
 // PTEs are replaced in place (filemap_populate -> install_page): no table is freed. On 4.0+
@@ -28,7 +29,11 @@
 // range); a moved mapping goes where get_unmapped_area puts a page-aligned range (no THP
 // alignment of the new address); a 2.6 nonlinear range is a VMA of its own here (its
 // pages follow from its vm_pgoff) where the kernel kept one VMA on i_mmap_nonlinear, so
-// the vm_area_struct count is one or two higher, and its populate is counted as faults.
+// the vm_area_struct count is one or two higher, a later mremap across the pieces needs one
+// VMA, and its populate is counted as faults (fork copies its PTEs, as 2.6 did); 2.5's
+// pte_chain order in a move (move_entry); after a failed move, huge PMDs beyond the
+// failure point go with the new range rather than back; ppc64's huge-page-only areas are
+// not consulted for the new place.
 #include <algorithm>
 
 #include "model/kernel.h"
