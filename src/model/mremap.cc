@@ -37,6 +37,7 @@
 #include <algorithm>
 
 #include "model/kernel.h"
+#include "vmlab/op_builder.h"
 
 namespace vmlab {
 namespace {
@@ -379,25 +380,21 @@ status do_remap_file_pages(kernel& k, mm_struct& mm, vaddr start, bytes size, ui
     if ((start | size | (pgoff << k.geo.shift)) & h)
       return status::refused("EINVAL: remap_file_pages of a hugetlb mapping must be in whole huge pages");
   }
-  op o;
-  o.kind = op_kind::mmap;
-  o.object = v->object;
-  o.shared = true;
-  o.locked = v->locked;
-  o.fixed = true;
-  o.addr = start;
-  o.len = size;
-  o.obj_off = pgoff << k.geo.shift;
-  o.prot = v->prot;
   // The mapping keeps its name: do_mmap records a map only for the op's own `map`, which
   // must not be any mapping of this process's.
-  o.map = UINT32_MAX;
+  const bool locked = v->locked;
+  const op o = ops::mmap_object(mm.pid, UINT32_MAX, v->object, size)
+                   .shared()
+                   .locked(locked)
+                   .at(start)
+                   .object_offset(pgoff << k.geo.shift)
+                   .prot(v->prot);
   note_mapped_max(k);
   if (status s = do_munmap(k, mm, start, end); !s.ok()) return s;
   auto r = do_mmap(k, mm, o);
   mm.maps.erase(UINT32_MAX);
   if (!r.ok()) return r.error();
-  return o.locked ? status{} : mm_populate(k, mm, start, end);
+  return locked ? status{} : mm_populate(k, mm, start, end);
 }
 
 }  // namespace vmlab

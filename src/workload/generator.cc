@@ -211,15 +211,21 @@ class generator {
 
   // The mapping `ph.map` of process pid, and its size now (as created, or as an mremap
   // phase left it).
-  result<std::pair<const map_spec*, bytes>> find_map(const phase_spec& ph, uint32_t pid) const {
+  result<std::pair<const map_spec*, bytes>> find_map(const phase_spec& ph, uint32_t pid) {
     const auto& maps = *procs_[pid].maps;
     auto it = std::find_if(maps.begin(), maps.end(), [&](const map_spec& m) { return m.name == ph.map; });
     if (it == maps.end())
       return error_at(ph.map_at, "unknown mapping '" + ph.map + "': process " + std::to_string(pid) + " (group '" +
                                      groups_[procs_[pid].group].name + "') has no such mapping");
-    const auto& rs = procs_[pid].resized;
-    auto r = std::find_if(rs.begin(), rs.end(), [&](const auto& e) { return e.first == ph.map; });
-    return std::pair<const map_spec*, bytes>{&*it, r == rs.end() ? it->size : r->second};
+    const bytes* r = resized(pid, ph.map);
+    return std::pair<const map_spec*, bytes>{&*it, r ? *r : it->size};
+  }
+
+  // The size an mremap phase gave process pid's mapping `name`, or nullptr.
+  bytes* resized(uint32_t pid, const std::string& name) {
+    auto& rs = procs_[pid].resized;
+    auto r = std::find_if(rs.begin(), rs.end(), [&](const auto& e) { return e.first == name; });
+    return r == rs.end() ? nullptr : &r->second;
   }
 
   // mremap of the whole mapping to ph.length bytes (op_rules.h check_mremap's rules).
@@ -245,10 +251,8 @@ class generator {
                                       "of object '" + d.name + "' (" + std::to_string(d.size) + " bytes from offset " +
                                       std::to_string(ms.offset) + "; vmlab models no page beyond an object's end)");
     }
-    auto& rs = procs_[pid].resized;
-    auto r = std::find_if(rs.begin(), rs.end(), [&](const auto& e) { return e.first == ph.map; });
-    if (r == rs.end()) rs.emplace_back(ph.map, o.len);
-    else r->second = o.len;
+    if (bytes* r = resized(pid, ph.map)) *r = o.len;
+    else procs_[pid].resized.emplace_back(ph.map, o.len);
     emit(std::move(o));
     return {};
   }

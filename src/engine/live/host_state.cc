@@ -54,17 +54,6 @@ result<std::string> read_file(const std::string& path) {
   return out;
 }
 
-status write_file(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) return status::io_error("cannot open " + path + " for writing: " + errno_text(errno));
-  const ssize_t n = ::write(fd, text.data(), text.size());
-  const int e = errno;
-  ::close(fd);
-  if (n != static_cast<ssize_t>(text.size()))
-    return status::io_error("cannot write '" + text.substr(0, text.find('\n')) + "' to " + path + ": " +
-                            (n < 0 ? errno_text(e) : std::string("short write")));
-  return {};
-}
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
@@ -200,6 +189,18 @@ void remove_legacy_dirs(recovery& r) {
 }
 
 }  // namespace
+
+status write_file(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) return status::io_error("cannot open " + path + " for writing: " + errno_text(errno));
+  const ssize_t n = ::write(fd, text.data(), text.size());
+  const int e = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(text.size()))
+    return status::io_error("cannot write '" + text.substr(0, text.find('\n')) + "' to " + path + ": " +
+                            (n < 0 ? errno_text(e) : std::string("short write")));
+  return {};
+}
 
 std::string run_dir() {
   const char* d = std::getenv("VMLAB_RUN_DIR");

@@ -88,4 +88,8 @@ struct recovery {
 // versions created. REQUIRES: the caller holds live_lock (so no journal is a live run's).
 recovery recover();
 
+// Writes `text` to a procfs or sysfs file (a setting, or a trigger such as
+// /proc/sys/vm/drop_caches); an io_error names the file and the errno.
+status write_file(const std::string& path, const std::string& text);
+
 }  // namespace vmlab::live

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "engine/live/driver.h"
+#include "engine/live/host_state.h"
 
 namespace vmlab::live {
 namespace {
@@ -114,17 +115,6 @@ status open_files(const tiobench_spec& s, run_files& f) {
   return {};
 }
 
-// Writes `value` to the procfs trigger at `path` (not a setting: nothing to restore).
-status poke_proc(const char* path, const char* value) {
-  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return status::io_error(std::string("cannot open ") + path + ": " + errno_str(errno));
-  const size_t n = std::strlen(value);
-  const bool ok = ::write(fd, value, n) == ssize_t(n);
-  const int e = errno;
-  ::close(fd);
-  return ok ? status{} : status::io_error(std::string("cannot write ") + path + ": " + errno_str(e));
-}
-
 // tiotest -F, then a compaction: every cold test starts from the same free memory. On
 // 6.x the page cache reads ahead into large folios where free memory has them, and after
 // a drop it is fragmented by chance: a cold mapped sequential read here ran ~1,150 MiB/s
@@ -132,9 +122,9 @@ status poke_proc(const char* path, const char* value) {
 // docs/decisions.md). Without CONFIG_COMPACTION there is no trigger and nothing to do.
 status drop_caches() {
   ::sync();
-  if (status s = poke_proc("/proc/sys/vm/drop_caches", "3"); !s.ok()) return s;
+  if (status s = write_file("/proc/sys/vm/drop_caches", "3"); !s.ok()) return s;
   if (::access("/proc/sys/vm/compact_memory", W_OK) != 0) return {};
-  return poke_proc("/proc/sys/vm/compact_memory", "1");
+  return write_file("/proc/sys/vm/compact_memory", "1");
 }
 
 // What the threads of one test share.
