@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -446,7 +447,7 @@ class trace_parser {
     auto& maps = procs_[o.pid].maps;
     if (maps.count(o.map))
       return err(toks_[2], "pid " + std::to_string(o.pid) + " already has a mapping '" + std::string(toks_[2].text) + "'");
-    maps[o.map] = o.len;
+    procs_[o.pid].maps[o.map] = o.len;
     out_.ops.push_back(std::move(o));
     return {};
   }
@@ -490,12 +491,10 @@ class trace_parser {
     if (!s.ok()) return s;
     // The mapping must exist in this process (mmap'd here or inherited at fork).
     const std::string_view map_name = toks_[2].text;
-    auto mi = map_ids_.find(std::string(map_name));
-    const auto& maps = procs_[o.pid].maps;
-    if (mi == map_ids_.end() || !maps.count(mi->second))
-      return err(toks_[2], "pid " + std::to_string(o.pid) + " has no mapping '" + std::string(map_name) + "'");
-    o.map = mi->second;
-    const bytes size = maps.at(o.map);
+    const auto m = map_of(o.pid, map_name);
+    if (!m) return err(toks_[2], no_map(o.pid, map_name));
+    o.map = *m;
+    const bytes size = procs_[o.pid].maps.at(o.map);
     if (opt.count("off")) {
       if (status e = page_value(*opt["off"], o.off); !e.ok()) return e;
       if (o.off >= size)
@@ -608,13 +607,11 @@ class trace_parser {
     bytes bufsize = 0;
     if (opt.count("buf")) {
       const token& t = *opt["buf"];
-      auto mi = map_ids_.find(std::string(t.value()));
-      const auto& maps = procs_[o.pid].maps;
-      if (mi == map_ids_.end() || !maps.count(mi->second))
-        return err_value(t, "pid " + std::to_string(o.pid) + " has no mapping '" + std::string(t.value()) + "'");
+      const auto m = map_of(o.pid, t.value());
+      if (!m) return err_value(t, no_map(o.pid, t.value()));
       o.buffer = true;
-      o.map = mi->second;
-      bufsize = maps.at(o.map);
+      o.map = *m;
+      bufsize = procs_[o.pid].maps.at(o.map);
       if (opt.count("bufoff"))
         if (status e = size_value(*opt["bufoff"], o.off); !e.ok()) return e;
     } else if (opt.count("bufoff")) {
@@ -629,6 +626,17 @@ class trace_parser {
     return {};
   }
 
+  // The id of mapping `name` of `pid` (mmap'd in that process or inherited at fork), or
+  // nothing; no_map() is the error for the token that named it.
+  std::optional<uint32_t> map_of(uint32_t pid, std::string_view name) {
+    auto mi = map_ids_.find(std::string(name));
+    if (mi == map_ids_.end() || !procs_[pid].maps.count(mi->second)) return std::nullopt;
+    return mi->second;
+  }
+  static std::string no_map(uint32_t pid, std::string_view name) {
+    return "pid " + std::to_string(pid) + " has no mapping '" + std::string(name) + "'";
+  }
+
   // mremap PID MAP len=SIZE [maymove] [addr=ADDR]: the whole mapping to SIZE bytes;
   // maymove is MREMAP_MAYMOVE, addr= MREMAP_MAYMOVE | MREMAP_FIXED.
   status parse_mremap() {
@@ -638,12 +646,9 @@ class trace_parser {
     if (status s = live_pid(toks_[1], o.pid); !s.ok()) return s;
     std::map<std::string_view, const token*> opt;
     if (status s = options(3, {"len", "addr"}, {"maymove"}, opt); !s.ok()) return s;
-    const std::string_view map_name = toks_[2].text;
-    auto mi = map_ids_.find(std::string(map_name));
-    auto& maps = procs_[o.pid].maps;
-    if (mi == map_ids_.end() || !maps.count(mi->second))
-      return err(toks_[2], "pid " + std::to_string(o.pid) + " has no mapping '" + std::string(map_name) + "'");
-    o.map = mi->second;
+    const auto m = map_of(o.pid, toks_[2].text);
+    if (!m) return err(toks_[2], no_map(o.pid, toks_[2].text));
+    o.map = *m;
     if (!opt.count("len")) return err(uint32_t(line_.size() + 1), "mremap needs len= (the new length)");
     if (status e = page_value(*opt["len"], o.len); !e.ok()) return e;
     o.maymove = opt.count("maymove") > 0;
@@ -652,7 +657,7 @@ class trace_parser {
       o.fixed = o.maymove = true;
     }
     if (auto e = check_mremap(prof_, o)) return err_value(*opt[e->field], e->message);
-    maps[o.map] = o.len;
+    procs_[o.pid].maps[o.map] = o.len;
     out_.ops.push_back(std::move(o));
     return {};
   }
