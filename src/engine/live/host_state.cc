@@ -319,6 +319,9 @@ status host_settings::restore() {
 
 recovery recover() {
   recovery r;
+  // The workers a killed run left go first: one that still holds huge pages keeps a pool
+  // from shrinking, and the pool's restore would not take.
+  finish_workers(r);
   const std::string dir = run_dir();
   const std::string mine = "run-" + std::to_string(::getpid()) + ".journal";
   for (const std::string& name : list_dir(dir)) {
@@ -352,11 +355,18 @@ recovery recover() {
         all = false;
         continue;
       }
+      // A write the kernel takes only in part (a huge-page pool whose pages are still in
+      // use) is not a restore: said, and the journal kept for `vmlab cleanup`.
+      if (auto back = host_settings::get(it->path); !back.ok() || back.value() != it->old_value) {
+        r.failed.push_back("wrote " + it->old_value + " to " + it->path + " but it reads " +
+                           (back.ok() ? back.value() : back.error().message()) + " (" + why + ")");
+        all = false;
+        continue;
+      }
       r.done.push_back("restored " + it->path + " to " + it->old_value + " (" + why + ")");
     }
     if (all) ::unlink(path.c_str());
   }
-  finish_workers(r);
   remove_legacy_dirs(r);
   return r;
 }
