@@ -253,20 +253,48 @@ void test_thread(test_state& st, int fd, uint32_t thread, std::latch& ready) {
   st.over10 += ts.over10;
 }
 
+// Each test opens every thread's file anew, as tiotest's do_*_test functions do: a fresh
+// struct file, so a fresh read-ahead state (file_ra_state: window, and on 6.x the folio
+// order it grew to) and no FMODE_RANDOM left from an earlier test. The files are already
+// unlinked, so they are reopened through /proc/self/fd. Reads open O_RDONLY, writes O_RDWR.
+class test_files {
+ public:
+  ~test_files() {
+    for (int fd : fds_) ::close(fd);
+  }
+  status open(const tiobench_spec& s, tiobench_test t, const run_files& f) {
+    const int flags = (is_write(t) ? O_RDWR : O_RDONLY) | O_CLOEXEC | (s.direct ? O_DIRECT : 0);
+    for (int held : f.fds) {
+      const std::string path = "/proc/self/fd/" + std::to_string(held);
+      const int fd = ::open(path.c_str(), flags);
+      if (fd < 0) {
+        const int e = errno;
+        if (s.direct && e == EINVAL)
+          return status::invalid_argument("--direct: the filesystem of " + f.dir + " refuses O_DIRECT: " + errno_str(e));
+        return status::io_error("cannot reopen a thread's file for " + std::string(tiobench_test_title(t)) + " (" + path +
+                                "): " + errno_str(e));
+      }
+      fds_.push_back(fd);
+    }
+    return {};
+  }
+  int fd(uint32_t thread) const { return fds_[thread]; }
+
+ private:
+  std::vector<int> fds_;
+};
+
 result<tiobench_test_result> run_test(const tiobench_spec& s, tiobench_test t, const run_files& f,
                                       const signal_guard& sig) {
-  for (int fd : f.fds) {
-    const int fl = ::fcntl(fd, F_GETFL);
-    if (fl < 0 || ::fcntl(fd, F_SETFL, s.direct ? fl | O_DIRECT : fl & ~O_DIRECT) != 0)
-      return status::invalid_argument("--direct: the filesystem of " + f.dir + " refuses O_DIRECT: " + errno_str(errno));
-  }
+  test_files files;
+  if (status o = files.open(s, t, f); !o.ok()) return o;
   if (s.drop_caches)
     if (status d = drop_caches(); !d.ok()) return d;
   test_state st{s, t, sig};
   std::latch ready(s.threads);
   std::vector<std::thread> threads;
   for (uint32_t i = 0; i < s.threads; ++i)
-    threads.emplace_back(test_thread, std::ref(st), f.fds[i], i, std::ref(ready));
+    threads.emplace_back(test_thread, std::ref(st), files.fd(i), i, std::ref(ready));
   ready.wait();
   const auto t0 = clock_type::now();
   st.start = true;
