@@ -67,8 +67,14 @@ class sim_kernel {
   status madvise_dontneed(uint32_t pid, uint32_t map, bytes off, bytes len);
   // Touches [off, off+len) of a mapping every `stride` bytes (a page-at-a-time range op).
   status touch(uint32_t pid, uint32_t map, bytes off, bytes len, bytes stride, bool write);
-  // Touches single pages (page indices relative to the mapping start), in order.
+  // Touches single pages (page indices relative to the mapping start), in order. Where
+  // the faults under different PTE tables commute, they run table by table (each
+  // table's in the order given): the same result, with walks in address order.
   status touch_pages(uint32_t pid, uint32_t map, const std::vector<uint64_t>& pages, bool write);
+  // Off: touch_pages always faults in the order given (for tests and benchmarks).
+  void set_touch_in_table_order(bool on);
+  // The touch_pages batches that ran table by table so far.
+  [[nodiscard]] uint64_t touch_batches_in_table_order() const;
   // read/readv/write (op.h): the file's pages through the page cache (none with O_DIRECT),
   // and the user buffer faulted in as copy_to_user / get_user_pages would (written by a
   // read, read by a write).

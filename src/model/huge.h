@@ -170,6 +170,10 @@ bool thp_suitable(const kernel& k, const vm_area_struct& vma, vaddr base);
 // false when the fault must go the 4 KiB way (no huge page allowed, none free, or the
 // PMD was split); the status is the fault's when handled.
 status huge_pmd_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, bool write, bool* handled);
+// Whether a fault in `vma` may find or make a huge PMD: its policy allows a THP or a shmem
+// folio of PMD size there, its object already has one, or a leaf lies under it (made
+// before an madvise changed the policy, or moved there by mremap). Hugetlb VMAs: true.
+bool huge_pmd_possible(kernel& k, mm_struct& mm, const vm_area_struct& vma);
 // __split_huge_pmd for the leaf at `base` in mm (anonymous THP or huge zero page: into its
 // deposited table; shmem: the PMD is just zapped). No-op without a leaf there.
 void split_huge_pmd(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr base);

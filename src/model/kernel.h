@@ -70,6 +70,11 @@ struct kernel {
   filemap_stat fm;  // the page cache's counters (filemap.h)
   lru_state lru;    // reclaim's list and watermarks (vmscan.h)
   peaks peak;  // maxima over the run, kept at the alloc sites
+  // Whether sim_kernel::touch_pages may fault a batch in the order of its PTE tables
+  // where that changes nothing (faults_commute_across_tables). Off: always in the given
+  // order (the reference the differential test compares with).
+  bool touch_in_table_order = true;
+  uint64_t touch_batches_in_table_order = 0;  // batches that did
   // One-entry walk cache: the PTE table last found for (mm, table-aligned address).
   // Cleared whenever any table is freed.
   mm_struct* cache_mm = nullptr;
@@ -179,6 +184,16 @@ bool entries_stateless(const kernel& k, const vm_area_struct& vma);
 status fault_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint64_t* mask, bool write);
 // One access at addr inside vma: the fast path for single-page faults.
 status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write);
+// Whether faults in `vma` commute across PTE tables: a fault then reads and changes only its own PTE table, the tables above it
+// (allocated if missing), the object pages that table maps and counters that are sums,
+// so faults under different tables may run in any order as long as those under one table
+// keep theirs (issue 11: a random touch is faulted table by table). memory.cc says why
+// each condition is needed. A batch must also pass faults_fit_without_reclaim, and two
+// such VMAs of one batch must not map the same object page.
+bool faults_commute_across_tables(kernel& k, mm_struct& mm, const vm_area_struct& vma);
+// Whether `faults` faults of such VMAs can run with no reclaim, no zone fallback and no
+// failed allocation on the way, whatever their order.
+bool faults_fit_without_reclaim(const kernel& k, uint64_t faults);
 // Faults in every page of [start, end) (inside one VMA), stepping `stride` bytes.
 status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, vaddr end, bytes stride, bool write);
 // Clears the PTEs of [start, end) inside `vma` (zap_page_range); with `reclaim_pt`, PTE

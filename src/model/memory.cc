@@ -424,10 +424,19 @@ status fault_table_locked(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr b
 
 }  // namespace
 
+namespace {
+
+// What one fault may allocate, for the reclaim point in front of it: the fault-around
+// window (or 2.4's read-around cluster, at most a PTE table's worth) and the tables above.
+uint64_t fault_reclaim_need(const kernel& k) {
+  return std::max<uint64_t>(k.geo.pages(k.prof.fault_around_bytes), 32) + k.prof.paging.nr_levels;
+}
+
+}  // namespace
+
 status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write) {
-  // Before the fault: reclaim may run (vmscan.h). It may allocate the fault-around window
-  // (or 2.4's read-around cluster, at most a PTE table's worth) and the tables above.
-  reclaim_point(k, std::max<uint64_t>(k.geo.pages(k.prof.fault_around_bytes), 32) + k.prof.paging.nr_levels);
+  // Before the fault: reclaim may run (vmscan.h).
+  reclaim_point(k, fault_reclaim_need(k));
   if (vma.is_hugetlb()) return hugetlb_fault_range(k, mm, vma, addr, addr + k.geo.size(), k.geo.size(), write);
   bool oom = false;
   pte_table* t = pte_walk(k, mm, addr, false, &oom);
@@ -466,6 +475,45 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
   uint64_t mask[kMaxPteWords] = {};
   mask[w] = b;
   return fault_table(k, mm, vma, k.geo.table_base(addr), mask, write);
+}
+
+// Why each condition (the rest of fault_page's state is per table or a sum):
+//  * no huge PMD: a THP or shmem folio comes from phys's whole free blocks, which the
+//    small allocations of earlier faults in the batch use up, so the order would decide
+//    which faults get one; hugetlb faults take from a pool.
+//  * no shared page tables (a PTSHARE or mshare kernel): a fault may find its table
+//    through another mm, or unshare one; a VMA no longer shareable may still sit on
+//    shared tables until something unshares them.
+//  * anonymous memory or shm: a file's page cache reads ahead, enters reclaim's LRU in
+//    fault order and moves the I/O clock; shm pages are read by nobody and evicted by
+//    nothing (vmscan.h), and a fault-around window never leaves its PTE table.
+//  * an rmap design without per-page allocation: a pte_chain allocation can fail part-way
+//    (ENOMEM), and which fault fails would depend on the order.
+// And every such fault only allocates, so the lowest free memory seen (MemFree's minimum)
+// is where the batch ends in any order: a write-protect fault copies only a page that is
+// not anonymous or is mapped elsewhere too (wp_fault), so it never frees the old one.
+// Mapped may fall within a batch (a COW replaces a page-cache page) but is only read
+// between ops, its maximum before any op that may lower it.
+bool faults_commute_across_tables(kernel& k, mm_struct& mm, const vm_area_struct& vma) {
+  if (k.rmap->per_page_state || k.prof.ptshare.any()) return false;
+  if (!vma.is_anon() && k.objects[static_cast<size_t>(vma.object)].kind != object_kind::shm) return false;
+  return !huge_pmd_possible(k, mm, vma);
+}
+
+// Each fault allocates at most its page, a table per level below the PGD and its share of
+// the page cache's index nodes (a radix or xarray node of under 600 bytes at worst): at
+// most 1 + nr_levels pages; and once per VMA an anon_vma's slab pages (the margin of 64
+// pages covers the 16 VMAs a batch may span). When every gfp class's preferred zone holds
+// that much for the whole batch, no allocation falls back or fails; when free memory stays
+// above the reclaim point's threshold after all of it (or nothing is evictable), no fault
+// reclaims.
+bool faults_fit_without_reclaim(const kernel& k, uint64_t faults) {
+  constexpr uint64_t kMargin = 64;
+  const uint64_t most = faults * (1 + uint64_t(k.prof.paging.nr_levels)) + kMargin;
+  if (!k.pm.preferred_zone_has(gfp_zone::highuser, most) || !k.pm.preferred_zone_has(gfp_zone::kernel, most)) return false;
+  if (k.lru.nr_pages == 0) return true;
+  const uint64_t free = k.pm.total_pages() - k.pm.used();
+  return free >= most + k.lru.wmark_low + fault_reclaim_need(k);
 }
 
 bool entries_stateless(const kernel& k, const vm_area_struct& vma) {

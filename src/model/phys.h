@@ -92,6 +92,11 @@ class phys {
     return true;
   }
   [[nodiscard]] bool can_alloc(gfp_zone g, uint64_t n) const;
+  // Whether g's preferred zone alone has n free pages: n pages from g would not fall back.
+  [[nodiscard]] bool preferred_zone_has(gfp_zone g, uint64_t n) const {
+    const int z = first_[static_cast<int>(g)];
+    return z >= 0 && present_[z] - zone_used_[z] >= n;
+  }
   // Returns n pages of `use` (REQUIRES: that many are allocated).
   void free(page_use use, uint64_t n);
 

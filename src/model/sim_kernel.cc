@@ -255,6 +255,69 @@ status sim_kernel::touch(uint32_t pid, uint32_t map, bytes off, bytes len, bytes
   return {};
 }
 
+namespace {
+
+// The pages of a touch batch in the order of their PTE tables, each table's pages in
+// their order in `pages` (a stable LSD radix sort on the table index, 11 bits a pass):
+// `first` is the entry index of page 0 within its table.
+std::vector<uint64_t> in_table_order(const std::vector<uint64_t>& pages, uint64_t first, uint8_t entries_shift,
+                                     uint64_t limit) {
+  constexpr int kBits = 11;
+  constexpr size_t kBuckets = size_t{1} << kBits;
+  std::vector<uint64_t> a = pages, b(pages.size());
+  const uint64_t max_key = (first + limit) >> entries_shift;
+  for (int shift = 0; shift == 0 || (max_key >> shift) != 0; shift += kBits) {
+    std::vector<size_t> start(kBuckets + 1, 0);
+    auto digit = [&](uint64_t pg) { return size_t(((first + pg) >> entries_shift >> shift) & (kBuckets - 1)); };
+    for (uint64_t pg : a) ++start[digit(pg) + 1];
+    for (size_t d = 0; d < kBuckets; ++d) start[d + 1] += start[d];
+    for (uint64_t pg : a) b[start[digit(pg)]++] = pg;
+    a.swap(b);
+  }
+  return a;
+}
+
+// The batch, checked before anything moves: every page inside the mapping, under a VMA
+// that allows the access and whose faults commute across PTE tables, no two of those
+// VMAs mapping the same object page (a remap_file_pages alias would let a fault under one
+// table read in a page that fault-around under another maps), and room for all of it
+// without reclaim. Anything else goes page by page, in order, as it always did (which
+// also reports the first bad page after faulting the pages before it, as the kernel would).
+bool batch_commutes(kernel& k, mm_struct& mm, vaddr base, uint64_t limit, const std::vector<uint64_t>& pages, bool write) {
+  constexpr size_t kMinBatch = 64;  // below this, sorting buys nothing
+  constexpr size_t kMaxVmas = 16;   // the alias check is pairwise
+  if (!k.touch_in_table_order || pages.size() < kMinBatch) return false;
+  const uint8_t need = write ? prot_write : prot_read;
+  std::vector<const vm_area_struct*> vmas;
+  const vm_area_struct* v = nullptr;
+  for (uint64_t pg : pages) {
+    if (pg >= limit) return false;
+    const vaddr a = base + (pg << k.geo.shift);
+    if (v && a >= v->vm_start && a < v->vm_end) continue;
+    v = nullptr;
+    for (const vm_area_struct* seen : vmas)
+      if (a >= seen->vm_start && a < seen->vm_end) v = seen;
+    if (v) continue;
+    vm_area_struct* found = find_vma(mm, a);
+    if (!found || (found->prot & need) != need || vmas.size() == kMaxVmas ||
+        !faults_commute_across_tables(k, mm, *found))
+      return false;
+    for (const vm_area_struct* seen : vmas) {
+      if (seen->object != found->object || found->is_anon()) continue;
+      const uint64_t lo = std::max(seen->pgoff, found->pgoff);
+      const uint64_t hi = std::min(seen->pgoff + seen->pages(k.geo.shift), found->pgoff + found->pages(k.geo.shift));
+      if (lo < hi) return false;
+    }
+    vmas.push_back(v = found);
+  }
+  return faults_fit_without_reclaim(k, pages.size());
+}
+
+}  // namespace
+
+void sim_kernel::set_touch_in_table_order(bool on) { k_->touch_in_table_order = on; }
+uint64_t sim_kernel::touch_batches_in_table_order() const { return k_->touch_batches_in_table_order; }
+
 status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uint64_t>& pages, bool write) {
   mm_struct* mm = find_mm(*k_, pid);
   if (!mm) return no_such(pid);
@@ -265,6 +328,18 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
   const uint64_t limit = it->second.second >> shift;
   const uint8_t need = write ? prot_write : prot_read;
   if (write) note_mapped_max_before_cow(*k_, *mm, base, base + it->second.second);
+  if (batch_commutes(*k_, *mm, base, limit, pages, write)) {
+    ++k_->touch_batches_in_table_order;
+    const uint8_t entries_shift = uint8_t(__builtin_ctzll(k_->geo.entries));
+    const uint64_t first = k_->geo.index(base);
+    vm_area_struct* v = nullptr;
+    for (uint64_t pg : in_table_order(pages, first, entries_shift, limit)) {
+      const vaddr a = base + (pg << shift);
+      if (!v || a < v->vm_start || a >= v->vm_end) v = find_vma(*mm, a);
+      if (status s = fault_page(*k_, *mm, *v, a, write); !s.ok()) return s;
+    }
+    return {};
+  }
   vm_area_struct* v = nullptr;
   for (uint64_t pg : pages) {
     if (pg >= limit) return status::invalid_argument("page " + std::to_string(pg) + " lies outside the mapping");
