@@ -207,15 +207,16 @@ TEST_P(TouchOrderDifferential, ReorderedBatchesMatchTheGivenOrder) {
   // memory ran short.
   const config& c = GetParam();
   reclaimed += a_ ? a_->reclaim_counts().scanned : 0;
-  if (c.memory < GiB) {
-    EXPECT_TRUE(out_of_memory_ || reclaimed > 0) << "the small machine never ran short";
-  }
   if (c.name.find("never") != std::string::npos) {
     EXPECT_EQ(reordered, 0u) << "this kernel's faults do not commute: no batch may be reordered";
+  } else if (c.memory < GiB) {
+    // Most batches do not fit here: some must, and memory must run short.
+    EXPECT_GT(reordered, 0u) << "no batch took the reordered path";
+    EXPECT_TRUE(out_of_memory_ || reclaimed > 0) << "the small machine never ran short";
   } else {
     EXPECT_GT(reordered, batches / 10) << "too few batches took the reordered path for the comparison to mean much";
-    EXPECT_LT(reordered, batches) << "no batch went the in-order way";
   }
+  EXPECT_LT(reordered, batches) << "no batch went the in-order way";
 }
 
 // Two focused cases the random sequences above rarely meet (the pages in question are
@@ -299,7 +300,7 @@ TEST(TouchOrder, ABatchThatMayRunOutOfMemoryKeepsItsOrder) {
 }
 
 std::vector<config> configs() {
-  const bytes big = 4 * GiB, small = 96 * MiB;  // small: 63 MiB free, less than the SGA
+  const bytes big = 4 * GiB, small = 72 * MiB;  // small: about 39 MiB free, less than half the SGA
   return {
       {"linux-6.18", big, {}, "linux_6_18"},
       {"linux-6.18", small, {}, "linux_6_18_small_machine"},  // reclaim and zone limits
