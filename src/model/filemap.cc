@@ -256,6 +256,7 @@ void remove_from_page_cache(kernel& k, int32_t obj, uint64_t pg) {
   const uint64_t w = pg / 64;
   o.resident.put(pg, false);
   o.referenced.put(pg, false);
+  o.ra_mark.put(pg, false);  // PG_readahead goes with the page
   --o.nr_resident;
   k.pm.free(page_use::cache, 1);
   if (o.kind != object_kind::hugetlb) --k.fm.nr_cached;

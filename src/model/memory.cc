@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "model/kernel.h"
+#include "model/readahead.h"
 
 namespace vmlab {
 namespace {
@@ -40,11 +41,11 @@ void set_bits(uint64_t* mask, uint32_t from, uint32_t to) {
   }
 }
 
-// Page-cache residency of the object pages behind entries [64w, 64w+64) of the table at
-// `base`, restricted to entries inside the VMA (others read as not resident). Entry i maps
-// object page p0 + i, so a word is one shifted window of the object's bitmap.
-uint64_t resident_word(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w) {
-  const mem_object& obj = k.objects[vma.object];
+// A per-page bitmap of the object (page-cache residency, PG_readahead) for the object
+// pages behind entries [64w, 64w+64) of the table at `base`, restricted to entries inside
+// the VMA (others read as clear). Entry i maps object page p0 + i, so a word is one
+// shifted window of the object's bitmap.
+uint64_t object_bits_word(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w, const sparse_bitmap& bits) {
   const uint8_t sh0 = k.geo.shift;
   const vaddr wlo = base + w * k.geo.word_span(), whi = wlo + k.geo.word_span();
   const vaddr lo = std::max(wlo, vma.vm_start), hi = std::min(whi, vma.vm_end);
@@ -55,9 +56,13 @@ uint64_t resident_word(const kernel& k, const vm_area_struct& vma, vaddr base, u
   // word; those entries are masked off).
   const int64_t p = int64_t(vma.pgoff) + (int64_t(wlo) - int64_t(vma.vm_start)) / int64_t(k.geo.size());
   uint64_t v = 0;
-  if (p >= 0) v = obj.resident.window(uint64_t(p));
-  else if (p > -64) v = obj.resident.word(0) << uint64_t(-p);
+  if (p >= 0) v = bits.window(uint64_t(p));
+  else if (p > -64) v = bits.word(0) << uint64_t(-p);
   return v & in_vma;
+}
+
+uint64_t resident_word(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w) {
+  return object_bits_word(k, vma, base, w, k.objects[vma.object].resident);
 }
 
 // Puts the object page behind entry i into the page cache (filemap.h).
@@ -159,8 +164,12 @@ std::pair<uint32_t, uint32_t> fault_around_window(const kernel& k, const vm_area
 // when the faulting page itself is not cached), then the faulting page is read into the
 // page cache if needed and mapped. `res`, when given, is the whole table's residency
 // (resident_word per word), kept up to date here; `need`, when given, loses what got mapped.
+status read_fault_readahead(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_table* t, uint32_t p,
+                            uint64_t* res, uint64_t* need);
+
 status read_fault_at(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_table* t, uint32_t p,
                      uint64_t* res, uint64_t* need) {
+  if (mmap_readahead_applies(k, vma)) return read_fault_readahead(k, mm, vma, base, t, p, res, need);
   ++k.faults;
   ++mm.min_flt;
   uint32_t from = p, to = p + 1;
@@ -186,6 +195,60 @@ status read_fault_at(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, 
     const bool ok = map_object_word(k, mm, vma, base, t, x, m, done);
     if (need) need[x] &= ~done;
     if (!ok) return pte_chain_enomem(k);
+  }
+  return {};
+}
+
+// read_fault_at on a file mapping whose faults read ahead (readahead.h): fault-around
+// first, over the cached pages without PG_readahead; then, if the faulting page is still
+// unmapped, filemap_fault's readahead; a fault that read (or dropped its lock to read
+// ahead) is retried, and the retry's fault-around maps what came in, the faulting page
+// with it. Otherwise the faulting page alone is mapped (finish_fault, one PTE).
+status read_fault_readahead(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_table* t, uint32_t p,
+                            uint64_t* res, uint64_t* need) {
+  ++k.faults;
+  ++mm.min_flt;
+  const mem_object& obj = k.objects[vma.object];
+  const bool around = k.prof.fault_around_bytes > k.geo.size();  // should_fault_around
+  uint32_t from = p, to = p + 1;
+  if (around) std::tie(from, to) = fault_around_window(k, vma, base, p);
+  const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
+  // filemap_map_pages over the window: maps the cached pages without PG_readahead that
+  // are not mapped yet; every page it takes (mapped already or not) lowers mmap_miss.
+  const auto fault_around = [&]() -> bool {
+    if (!around) return true;
+    uint64_t took = 0;
+    for (uint32_t x = w0; x <= w1; ++x) {
+      const uint32_t lo = std::max(from, x * 64) - x * 64, hi = std::min(to, x * 64 + 64) - x * 64;
+      const uint64_t win = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
+      const uint64_t ok = win & resident_word(k, vma, base, x) & ~object_bits_word(k, vma, base, x, obj.ra_mark);
+      took += uint64_t(popcount64(ok));
+      uint64_t done = 0;
+      const bool mapped = map_object_word(k, mm, vma, base, t, x, ok & ~t->word(x), done);
+      if (need) need[x] &= ~done;
+      if (!mapped) return false;
+    }
+    mmap_miss_hits(k, vma, took);
+    return true;
+  };
+  if (!fault_around()) return pte_chain_enomem(k);
+  if (t->test(p)) return {};  // VM_FAULT_NOPAGE
+  const uint64_t pg = object_pg(k, vma, base, p);
+  bool retry = true;
+  if (obj.is_resident(pg)) {
+    retry = mmap_async_readahead(k, vma, pg);
+  } else {
+    mmap_sync_readahead(k, vma, pg);
+    if (!obj.is_resident(pg) && !make_resident(k, vma, base, p)) return oom_status(k, "a page-cache page", gfp_zone::highuser);
+  }
+  if (res)  // the read may have cached pages anywhere in this table
+    for (uint32_t w = 0; w < t->nwords; ++w) res[w] = resident_word(k, vma, base, w);
+  if (retry && !fault_around()) return pte_chain_enomem(k);
+  if (!t->test(p)) {  // finish_fault: this page alone
+    uint64_t done = 0;
+    const bool mapped = map_object_word(k, mm, vma, base, t, p >> 6, bit(p), done);
+    if (need) need[p >> 6] &= ~done;
+    if (!mapped) return pte_chain_enomem(k);
   }
   return {};
 }

@@ -64,6 +64,13 @@ struct mem_object {
   // it cached; cleared by reclaim's scan. File objects only (the pages on the LRU).
   sparse_bitmap referenced;
   uint64_t ra_next = 0;
+  // Mapped faults' readahead (readahead.h): PG_readahead per page, and the file_ra_state
+  // window and mmap_miss they use (file objects, profiles with mmap_readahead).
+  sparse_bitmap ra_mark;
+  struct {
+    uint64_t start = 0, size = 0, async = 0;
+    uint32_t mmap_miss = 0;
+  } mra;
   // shm: the page cache holds 2 MiB folios here (shmem THP), by PMD-size chunk of the
   // object; and how many PMD entries map each such folio (ShmemPmdMapped counts folios
   // mapped by at least one).
@@ -93,7 +100,8 @@ struct mem_object {
   [[nodiscard]] bool is_resident(uint64_t pg) const { return resident.test(pg); }
   // Counts the per-page arrays' chunks into *acct (kernel::object_host_bytes).
   void account_to(size_t* acct) {
-    for (sparse_bitmap* b : {&resident, &huge_folio, &hpage, &hpage_resv, &dirty, &writeback, &referenced}) b->account_to(acct);
+    for (sparse_bitmap* b : {&resident, &huge_folio, &hpage, &hpage_resv, &dirty, &writeback, &referenced, &ra_mark})
+      b->account_to(acct);
     tree.acct = acct;
     for (auto& a : tree.node) a.account_to(acct);
     for (auto& a : tree.used) a.account_to(acct);

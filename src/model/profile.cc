@@ -219,6 +219,7 @@ kernel_profile linux_6_18() {
   p.vmpte_levels = kPtePmdPud;
   p.pt_reclaim = true;
   p.fault_around_bytes = 64 * KiB;
+  p.page_cache.mmap_ra = mmap_readahead::ondemand_6x;  // 6.18 mm/filemap.c, mm/readahead.c
   p.default_memory = 24 * GiB;
   p.mremap.move_pmd = true;                             // 5.0
   p.mremap.move_pud = true;                             // 5.11

@@ -191,6 +191,8 @@ enum class page_cache_index : uint8_t {
   radix_tree,
 };
 
+enum class mmap_readahead : uint8_t { none, ondemand_6x };
+
 struct page_cache_policy {
   page_cache_index index = page_cache_index::radix_tree;
   // RADIX_TREE_MAP_SHIFT (2.5 - 4.19) / XA_CHUNK_SHIFT (4.20+): 6 unless CONFIG_BASE_SMALL.
@@ -207,6 +209,11 @@ struct page_cache_policy {
   // (page_cluster_24 in readaround_24.h). false: the profile's kernel reads around a
   // mapped fault otherwise (2.5+: not modelled).
   bool mmap_read_around_24 = false;
+  // Readahead of mapped faults on files (readahead.h): none (the faulting page alone: 2.5,
+  // and 2.6.15's read-around, not modelled), or 6.x's: fault-around skips PG_readahead
+  // pages, a miss reads around the fault (do_sync_mmap_readahead), a marked page reads the
+  // next window (do_async_mmap_readahead, page_cache_async_ra), order-0 folios.
+  mmap_readahead mmap_ra = mmap_readahead::none;
   // 2.4's kupdate (fs/buffer.c, 2.4.0): every bdf_prm interval (5 s) sync_old_buffers
   // calls sync_inodes(0), which writes and waits for every page of every inode with
   // dirty pages (sync_one: filemap_fdatasync, then filemap_fdatawait), inode by inode.

@@ -66,7 +66,8 @@
 // Invariants (check_invariants recounts them):
 //  1. every cached page of a file object is on the list exactly once, and nothing else is:
 //     lru.nr_pages == the file objects' cached pages, and the runs cover them;
-//  2. referenced pages are cached pages of file objects.
+//  2. referenced pages are cached pages of file objects; so are PG_readahead pages
+//     (readahead.h).
 #pragma once
 
 #include <cstdint>
