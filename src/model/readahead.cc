@@ -92,9 +92,8 @@ bool mmap_async_readahead(kernel& k, const vm_area_struct& vma, uint64_t pg) {
     ra.start = start;
     ra.size = next_ra_size(start - pg + max, max);
   }
-  // 6.18: the window's end rounded down to 1 << min(order + 2, log2(max)) pages; order 0.
-  uint64_t align = 4;
-  while (align > 1 && align > max) align >>= 1;
+  // 6.18: the window's end rounded down to 1 << min(order + 2, ffs(max) - 1) pages, order 0.
+  const uint64_t align = std::min<uint64_t>(4, max & (~max + 1));
   const uint64_t end = ra.start + ra.size, aligned = end / align * align;
   if (aligned > ra.start) ra.size -= end - aligned;
   ra.async = ra.size;
