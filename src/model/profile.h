@@ -206,8 +206,9 @@ struct page_cache_policy {
   // (read_cluster_nonblocking), one page under MADV_RANDOM, and under MADV_SEQUENTIAL
   // also a window of ra_max rounded up to whole clusters ahead of the fault
   // (nopage_sequential_readahead). page_cluster comes from the memory size
-  // (page_cluster_24 in readaround_24.h). false: the profile's kernel reads around a
-  // mapped fault otherwise (2.5+: not modelled).
+  // (page_cluster_24 in readaround_24.h); the sim's tiobench only. false: the profile's
+  // kernel reads around a mapped fault otherwise (6.x: mmap_ra below; 2.5 and 2.6.15:
+  // not modelled).
   bool mmap_read_around_24 = false;
   // Readahead of mapped faults on files (readahead.h): none (the faulting page alone: 2.5,
   // and 2.6.15's read-around, not modelled), or 6.x's: fault-around skips PG_readahead
