@@ -170,6 +170,10 @@ bool thp_suitable(const kernel& k, const vm_area_struct& vma, vaddr base);
 // false when the fault must go the 4 KiB way (no huge page allowed, none free, or the
 // PMD was split); the status is the fault's when handled.
 status huge_pmd_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, bool write, bool* handled);
+// Whether a fault in the shm mapping `vma` may map a PMD-size shmem folio: its object holds
+// one (a fault maps it whatever the VMA's advice: shmem_huge_folio), or shmem_huge_allowed
+// holds at some index (index 0 is the most permissive one). false for other VMAs.
+bool shmem_huge_possible(const kernel& k, const vm_area_struct& vma);
 // Whether a fault in `vma` may find or make a huge PMD: its policy allows a THP or a shmem
 // folio of PMD size there, its object already has one, or a leaf lies under it (made
 // before an madvise changed the policy, or moved there by mremap). Hugetlb VMAs: true.

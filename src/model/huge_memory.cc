@@ -159,23 +159,16 @@ bool thp_suitable(const kernel& k, const vm_area_struct& vma, vaddr base) {
   return k.prof.huge.shmem_thp && k.objects[static_cast<size_t>(vma.object)].kind == object_kind::shm;
 }
 
+bool shmem_huge_possible(const kernel& k, const vm_area_struct& vma) {
+  if (vma.is_anon() || vma.is_hugetlb() || !k.prof.huge.shmem_thp) return false;
+  const mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
+  return obj.kind == object_kind::shm && (obj.huge_folio.any() || shmem_huge_allowed(k, vma, obj, 0));
+}
+
 bool huge_pmd_possible(kernel& k, mm_struct& mm, const vm_area_struct& vma) {
   if (vma.is_hugetlb()) return true;
-  const huge_policy& h = k.prof.huge;
-  if (!h.thp && !h.shmem_thp) return false;
-  if (vma.is_anon()) {
-    if (anon_thp_allowed(k, vma)) return true;
-  } else {
-    const mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
-    if (h.shmem_thp && obj.kind == object_kind::shm && !vma.nohugepage) {
-      const shmem_thp_mode m = h.shmem_enabled;
-      if (m != shmem_thp_mode::never && m != shmem_thp_mode::deny && (m != shmem_thp_mode::advise || vma.hugepage))
-        return true;
-    }
-    bool folio = false;
-    obj.huge_folio.for_each_word([&](uint64_t, uint64_t) { folio = true; });
-    if (folio) return true;
-  }
+  if (!k.prof.huge.thp && !k.prof.huge.shmem_thp) return false;
+  if (vma.is_anon() ? anon_thp_allowed(k, vma) : shmem_huge_possible(k, vma)) return true;
   bool leaf = false;
   for_each_leaf(k, mm, vma.vm_start, vma.vm_end, [&](const leaf_ref&) { leaf = true; });
   return leaf;

@@ -31,6 +31,12 @@ struct table_view {
 
 table_view view_of(const kernel& k) { return {k.geo.entries, k.geo.entries / 64}; }
 
+// The bits of entries [from, to) that fall in bitmap word x.
+uint64_t bits_in_word(uint32_t from, uint32_t to, uint32_t x) {
+  const uint32_t lo = std::max(from, x * 64) - x * 64, hi = std::min(to, x * 64 + 64) - x * 64;
+  return (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
+}
+
 // Sets mask[] bits [from, to) (entry indices).
 void set_bits(uint64_t* mask, uint32_t from, uint32_t to) {
   while (from < to) {
@@ -179,8 +185,7 @@ status read_fault_at(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, 
   const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
   uint64_t win[2] = {0, 0}, cached[2] = {0, 0};
   for (uint32_t x = w0; x <= w1; ++x) {
-    const uint32_t lo = std::max(from, x * 64) - x * 64, hi = std::min(to, x * 64 + 64) - x * 64;
-    win[x - w0] = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
+    win[x - w0] = bits_in_word(from, to, x);
     cached[x - w0] = res ? res[x] : resident_word(k, vma, base, x);
   }
   const uint32_t pw = (p >> 6) - w0;
@@ -219,9 +224,7 @@ status read_fault_readahead(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr
     if (!around) return true;
     uint64_t took = 0;
     for (uint32_t x = w0; x <= w1; ++x) {
-      const uint32_t lo = std::max(from, x * 64) - x * 64, hi = std::min(to, x * 64 + 64) - x * 64;
-      const uint64_t win = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
-      const uint64_t ok = win & resident_word(k, vma, base, x) & ~object_bits_word(k, vma, base, x, obj.ra_mark);
+      const uint64_t ok = bits_in_word(from, to, x) & resident_word(k, vma, base, x) & ~object_bits_word(k, vma, base, x, obj.ra_mark);
       took += uint64_t(popcount64(ok));
       uint64_t done = 0;
       const bool mapped = map_object_word(k, mm, vma, base, t, x, ok & ~t->word(x), done);
@@ -241,9 +244,11 @@ status read_fault_readahead(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr
     mmap_sync_readahead(k, vma, pg);
     if (!obj.is_resident(pg) && !make_resident(k, vma, base, p)) return oom_status(k, "a page-cache page", gfp_zone::highuser);
   }
-  if (res)  // the read may have cached pages anywhere in this table
-    for (uint32_t w = 0; w < t->nwords; ++w) res[w] = resident_word(k, vma, base, w);
-  if (retry && !fault_around()) return pte_chain_enomem(k);
+  if (retry) {  // it read: pages anywhere in this table may be cached now
+    if (res)
+      for (uint32_t w = 0; w < t->nwords; ++w) res[w] = resident_word(k, vma, base, w);
+    if (!fault_around()) return pte_chain_enomem(k);
+  }
   if (!t->test(p)) {  // finish_fault: this page alone
     uint64_t done = 0;
     const bool mapped = map_object_word(k, mm, vma, base, t, p >> 6, bit(p), done);
@@ -590,13 +595,7 @@ namespace {
 bool keeps_no_entry_state(const kernel& k, const vm_area_struct& vma) {
   // Shared page tables are never uniform nodes (pgtable.h invariant 6).
   if (!entries_stateless(k, vma) || pt_shareable_vma(k, vma)) return false;
-  const mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
-  if (!k.prof.huge.shmem_thp || obj.kind != object_kind::shm || vma.nohugepage) return true;
-  bool any_folio = false;
-  obj.huge_folio.for_each_word([&](uint64_t, uint64_t) { any_folio = true; });
-  if (any_folio) return false;
-  const shmem_thp_mode m = k.prof.huge.shmem_enabled;
-  return (m == shmem_thp_mode::never || m == shmem_thp_mode::deny) && !vma.hugepage;
+  return !shmem_huge_possible(k, vma);
 }
 
 // Whether object pages [pg, pg + n) are all in the page cache, none of them, or some.

@@ -185,6 +185,11 @@ class sparse_bitmap {
         if (c[j]) f(first + j, c[j]);
     });
   }
+  [[nodiscard]] bool any() const {
+    bool found = false;
+    for_each_word([&](uint64_t, uint64_t) { found = true; });
+    return found;
+  }
   [[nodiscard]] uint64_t popcount() const {
     uint64_t n = 0;
     for_each_word([&](uint64_t, uint64_t bits) { n += uint64_t(__builtin_popcountll(bits)); });

@@ -365,7 +365,7 @@ std::string check_lru(const kernel& k) {
     o.referenced.for_each_word([&](uint64_t w, uint64_t bits) { bad |= (bits & ~o.resident.word(w)) != 0; });
     if (bad) return "object " + std::to_string(i) + " has referenced pages that are not cached";
     o.ra_mark.for_each_word([&](uint64_t w, uint64_t bits) { bad |= (bits & ~o.resident.word(w)) != 0; });
-    if (bad || (o.kind != object_kind::file && o.ra_mark.popcount()))
+    if (bad || (o.kind != object_kind::file && o.ra_mark.any()))
       return "object " + std::to_string(i) + " has PG_readahead pages that are not cached pages of a file (readahead.h)";
     if (o.kind != object_kind::file) {
       if (o.referenced.popcount()) return "object " + std::to_string(i) + " is not a file but has referenced pages";

@@ -447,7 +447,7 @@ class trace_parser {
     auto& maps = procs_[o.pid].maps;
     if (maps.count(o.map))
       return err(toks_[2], "pid " + std::to_string(o.pid) + " already has a mapping '" + std::string(toks_[2].text) + "'");
-    procs_[o.pid].maps[o.map] = o.len;
+    maps[o.map] = o.len;
     out_.ops.push_back(std::move(o));
     return {};
   }
