@@ -12,6 +12,21 @@
 #include "vmlab/sim_kernel.h"
 
 namespace vmlab {
+
+// Invariant 7 of pgtable.h: the packed form's structure.
+struct pte_table_check {
+  static void packed_form(const pte_table& t, uint32_t entries, std::ostringstream& err) {
+    if (!t.packed_) return;
+    if (is_uniform(&t)) err << "a packed uniform PTE table; ";
+    const uint64_t blocks = t.pk_.blocks;
+    const int n = popcount64(blocks);
+    if (n > kPackedBlocks) err << "a packed PTE table with " << n << " blocks; ";
+    if (entries / 16 < 64 && blocks >> (entries / 16)) err << "a packed block past the table's entries; ";
+    for (int k = 0; k < kPackedBlocks; ++k)
+      if ((k < n) != (t.pk_.mask[k] != 0)) err << "packed block mask " << k << " of " << n << " is " << t.pk_.mask[k] << "; ";
+  }
+};
+
 namespace {
 
 struct recount {
@@ -59,7 +74,7 @@ void walk_leaf(const kernel& k, const mm_struct& mm, const pt_dir* d, uint32_t i
     const level pte = f.pte().lvl;
     rc.nodes[static_cast<int>(pte)].insert(t);
     ++mm_tables[static_cast<int>(pte)];
-    if (t->nr_present || t->present) rc.err << "a deposited table has entries; ";
+    if (t->nr_present || t->owns_bitmap() || t->is_full()) rc.err << "a deposited table has entries; ";
     if (!v->is_anon() || idx != f.nr_levels - 2) rc.err << "a deposit under a leaf that is not an anonymous PMD; ";
   }
   if (in_shared && !(v->is_hugetlb() && is_mshare_vma(k, *v)))
@@ -116,14 +131,15 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
   }
   if (idx == f.nr_levels - 1) {
     const auto* t = static_cast<const pte_table*>(node);
-    if (uniform && (t->writable || t->anonmap || t->anon || (t->present && !t->is_full())))
+    if (uniform && (t->packed() || t->writable() || t->anonmap() || t->anon() || (t->nr_present && !t->is_full())))
       rc.err << "a uniform PTE table with per-entry state; ";
+    pte_table_check::packed_form(*t, f.pte().entries, rc.err);
     uint32_t n = 0;
     // A word at a time, then the present entries only: a sparse table (one entry in 512,
     // as a stride touch leaves it) costs a few word tests, not 512 entry tests.
-    if (t->anon)
+    if (t->anon())
       for (uint32_t i = 0; i < f.pte().entries; ++i)
-        if (t->anon[i] && !((t->anon_word(i >> 6) >> (i & 63)) & 1))
+        if (t->anon()[i] && !((t->anon_word(i >> 6) >> (i & 63)) & 1))
           rc.err << "anon id on an entry without its anonmap bit; ";
     for (uint32_t w = 0; w * 64 < f.pte().entries; ++w) {
       const uint64_t present = t->word(w);
@@ -140,7 +156,7 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
         if (!v) { rc.err << "present PTE outside any VMA at 0x" << fmt_hex(a) << "; "; continue; }
         if (uniform && !entries_stateless(k, *v))
           rc.err << "a uniform PTE table under a VMA that keeps per-entry state at 0x" << fmt_hex(a) << "; ";
-        const uint32_t id = t->anon ? t->anon[i] : 0;
+        const uint32_t id = t->anon() ? t->anon()[i] : 0;
         if (is_anon) {
           ++entry_rss.anon;
           if (id) ++rc.anon_refs[id];
@@ -152,7 +168,7 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
       }
     }
     if (n != t->nr_present) rc.err << "nr_present " << t->nr_present << " != " << n << "; ";
-    if (t->present && t->present != full_bitmap() && n == f.pte().entries) rc.err << "full table not shared; ";
+    if (!t->is_full() && n == f.pte().entries) rc.err << "full table not shared; ";
     return;
   }
   const auto* d = static_cast<const pt_dir*>(node);

@@ -24,7 +24,7 @@ uint64_t& object_rss(const kernel& k, mm_struct& mm, const vm_area_struct& v) {
 // copy_pte_range(): the child's PTEs for one table, page_add_rmap (page_dup_rmap) for
 // every page they map. On ENOMEM (a pte_chain) the entries copied so far stay.
 status copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_table* s, pte_table* d, vaddr base) {
-  if (!s->present) return {};
+  if (s->empty()) return {};
   const uint32_t entries = k.geo.entries;
   const vaddr span = k.geo.table_span();
   const uint32_t from = v.vm_start > base ? uint32_t(k.geo.pages(v.vm_start - base)) : 0;
@@ -32,7 +32,7 @@ status copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_ta
   auto obj_pg = [&](uint32_t i) { return v.pgoff_at(base + (vaddr{i} << k.geo.shift), k.geo.shift); };
   // The common shared case: one pointer, no per-entry page-table work (the rmap still
   // counts every page; it cannot fail unless the scheme allocates per mapping).
-  if (from == 0 && to == entries && s->is_full() && !s->anonmap && !s->writable && !d->present &&
+  if (from == 0 && to == entries && s->is_full() && !s->anonmap() && !s->writable() && d->empty() &&
       !k.rmap->per_page_state) {
     k.store.set_full(d);
     if (!v.is_anon()) {
@@ -43,7 +43,6 @@ status copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_ta
     }
     return {};
   }
-  k.store.own_present(d);
   for (uint32_t i = from; i < to; ++i) {
     if (!s->test(i)) continue;
     const uint32_t w = i >> 6;
@@ -51,15 +50,15 @@ status copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_ta
     if (s->anon_word(w) & b) {
       // The page becomes mapped twice: give it an identity and a mapcount.
       k.store.ensure_anon(s, entries);
-      if (!s->anon[i]) s->anon[i] = k.pm.share_anon(v.anon_vma);
-      if (!rmap_dup_anon(k, s->anon[i])) {
+      if (!s->anon()[i]) s->anon()[i] = k.pm.share_anon(v.anon_vma);
+      if (!rmap_dup_anon(k, s->anon()[i])) {
         if (d->nr_present == d->nwords * 64) k.store.set_full(d);
         return oom_status(k, "a pte_chain", gfp_zone::kernel);
       }
       k.store.ensure_anon(d, entries);
       k.store.ensure_anonmap(d);
-      d->anon[i] = s->anon[i];
-      d->anonmap[w] |= b;
+      d->anon()[i] = s->anon()[i];
+      d->anonmap()[w] |= b;
       ++dst.rss.anon;
     } else if (!v.is_anon()) {
       uint64_t done = 0;
@@ -69,14 +68,13 @@ status copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_ta
       }
       ++object_rss(k, dst, v);
     }
-    d->present[w] |= b;
-    ++d->nr_present;
+    k.store.set_present(d, w, b);
     if (s->writable_word(w) & b) {
       if (v.is_cow()) {
-        s->writable[w] &= ~b;  // ptep_set_wrprotect in the parent
+        s->writable()[w] &= ~b;  // ptep_set_wrprotect in the parent
       } else {
         k.store.ensure_writable(d);
-        d->writable[w] |= b;
+        d->writable()[w] |= b;
       }
     }
   }

@@ -277,8 +277,8 @@ void split_huge_pmd(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr b
   k.store.ensure_anonmap(t);
   k.store.ensure_writable(t);
   for (uint32_t w = 0; w < n / 64; ++w) {
-    t->anonmap[w] = ~uint64_t{0};
-    t->writable[w] = writable ? ~uint64_t{0} : 0;
+    t->anonmap()[w] = ~uint64_t{0};
+    t->writable()[w] = writable ? ~uint64_t{0} : 0;
   }
   if (h.entire == 1 && !h.subpages) {
     // The only mapping: 512 exclusive small pages.
@@ -294,7 +294,7 @@ void split_huge_pmd(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr b
     h.subpages = k.pm.share_anon_range(n, h.entire, vma.anon_vma);
   }
   k.store.ensure_anon(t, n);
-  for (uint32_t j = 0; j < n; ++j) t->anon[j] = h.subpages + j;
+  for (uint32_t j = 0; j < n; ++j) t->anon()[j] = h.subpages + j;
   thp_pmd_ref(k, id, -1);  // this PMD mapping became 512 PTE mappings of the same pages
   if (h.entire == 0) huge_anon_release(k, id);
 }

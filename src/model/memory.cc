@@ -106,9 +106,7 @@ uint64_t& rss_for_object(const kernel& k, mm_struct& mm, const vm_area_struct& v
 // Marks the entries in `m` (one word, none of them present yet) present.
 void map_word(kernel& k, pte_table* t, uint32_t w, uint64_t m) {
   if (!m) return;
-  k.store.own_present(t);
-  t->present[w] |= m;
-  t->nr_present = static_cast<uint16_t>(t->nr_present + popcount64(m));
+  k.store.set_present(t, w, m);
 }
 
 // Object page behind entry i of the table at `base`.
@@ -279,7 +277,7 @@ status wp_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_t
   k.store.ensure_writable(t);
   if (vma.is_cow()) {
     const bool was_anon = t->anon_word(w) & bit(i);
-    const uint32_t id = t->anon ? t->anon[i] : 0;
+    const uint32_t id = t->anon() ? t->anon()[i] : 0;
     if (!(was_anon && (id == 0 || k.pm.mapcount(id) == 1))) {
       // wp_page_copy(): anon_vma_prepare, a new page, the old page's rmap goes.
       if (!vma.has_anon_vma)
@@ -289,7 +287,7 @@ status wp_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_t
       ++k.cow_faults;
       if (id) {
         if (rmap_remove_anon(k, id)) k.pm.free(page_use::anon, 1);  // anon replaces anon: RSS unchanged
-        t->anon[i] = 0;
+        t->anon()[i] = 0;
       } else {
         ++mm.rss.anon;  // replaces the zero page or a page-cache page
         if (!vma.is_anon()) {
@@ -297,12 +295,12 @@ status wp_fault(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pte_t
           rmap_remove_object_word(k, vma.object, int64_t(object_pg(k, vma, base, i)), 1);
         }
         k.store.ensure_anonmap(t);
-        t->anonmap[w] |= bit(i);
+        t->anonmap()[w] |= bit(i);
       }
       page_add_anon_exclusive(k, 1);
     }
   }
-  t->writable[w] |= bit(i);
+  t->writable()[w] |= bit(i);
   dirty_mapped_word(k, vma, base, w, bit(i));
   return {};
 }
@@ -323,7 +321,7 @@ status write_fault_none(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr bas
       return oom_status(k, "a page-cache page", gfp_zone::highuser);
     uint64_t done = 0;
     const bool ok = map_object_word(k, mm, vma, base, t, w, m, done);
-    if (tracks_writable(k, vma) && done) { k.store.ensure_writable(t); t->writable[w] |= done; }
+    if (tracks_writable(k, vma) && done) { k.store.ensure_writable(t); t->writable()[w] |= done; }
     dirty_mapped_word(k, vma, base, w, done);
     k.faults += uint64_t(popcount64(done));
     mm.min_flt += uint64_t(popcount64(done));
@@ -341,8 +339,8 @@ status write_fault_none(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr bas
   page_add_anon_exclusive(k, n);
   k.store.ensure_writable(t);
   k.store.ensure_anonmap(t);
-  t->anonmap[w] |= m;
-  t->writable[w] |= m;
+  t->anonmap()[w] |= m;
+  t->writable()[w] |= m;
   map_word(k, t, w, m);
   mm.rss.anon += n;
   k.faults += n;
@@ -857,15 +855,17 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
     const vaddr lo = std::max(base, start), hi = std::min(base + span, end);
     uint64_t mask[kMaxPteWords] = {};
     set_bits(mask, uint32_t(k.geo.pages(lo - base)), uint32_t(k.geo.pages(hi - base)));
-    if (t->present) {
+    if (!t->empty()) {
+      // The whole table (an exit, a munmap of its span): the presence goes at once below.
+      const bool whole = lo == base && hi == base + span;
       for (uint32_t w = 0; w < tv.nwords; ++w) {
         const uint64_t m = mask[w] & t->word(w);
         if (!m) continue;
         const uint64_t am = m & t->anon_word(w);
         uint64_t exclusive = uint64_t(popcount64(am)), freed = 0;
-        if (t->anon && am) {
+        if (t->anon() && am) {
           uint64_t shared = 0;
-          freed = rmap_remove_anon_word(k, t->anon + w * 64, am, shared);
+          freed = rmap_remove_anon_word(k, t->anon() + w * 64, am, shared);
           exclusive -= shared;
         }
         if (exclusive) page_remove_anon_exclusive(k, exclusive);
@@ -873,13 +873,12 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
         if (!vma.is_anon()) rmap_remove_object_word(k, vma.object, object_pg0(k, vma, base, w), m & ~am);
         const uint64_t anon_n = uint64_t(popcount64(am));
         mm.rss.anon -= anon_n;
-        if (t->anonmap) t->anonmap[w] &= ~m;
+        if (t->anonmap()) t->anonmap()[w] &= ~m;
         if (!vma.is_anon()) rss_for_object(k, mm, vma) -= uint64_t(popcount64(m)) - anon_n;
-        k.store.own_present(t);
-        t->present[w] &= ~m;
-        if (t->writable) t->writable[w] &= ~m;
-        t->nr_present = static_cast<uint16_t>(t->nr_present - popcount64(m));
+        if (t->writable()) t->writable()[w] &= ~m;
+        if (!whole) k.store.clear_present_word(t, w, m);
       }
+      if (whole) k.store.clear_present(t);
       if (t->nr_present == 0) { k.store.clear_present(t); k.store.drop_private(t); }
     }
     // PT_RECLAIM: only for a zap covering this PTE page's whole span (reclaim_pt_is_enabled:
@@ -900,12 +899,12 @@ void wrprotect_range(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
   const vaddr span = k.geo.table_span();
   for (vaddr base = k.geo.table_base(start); base < end; base += span) {
     const pte_table* look = pte_lookup(k, mm, base);
-    if (!look || !look->writable) continue;  // (a uniform node has no writable bits)
+    if (!look || !look->writable()) continue;  // (a uniform node has no writable bits)
     bool oom = false;
     pte_table* t = pte_walk(k, mm, base, false, &oom);
     uint64_t mask[kMaxPteWords] = {};
     set_bits(mask, uint32_t(k.geo.pages(std::max(base, start) - base)), uint32_t(k.geo.pages(std::min(base + span, end) - base)));
-    for (uint32_t w = 0; w < tv.nwords; ++w) t->writable[w] &= ~mask[w];
+    for (uint32_t w = 0; w < tv.nwords; ++w) t->writable()[w] &= ~mask[w];
   }
 }
 

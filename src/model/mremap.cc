@@ -57,7 +57,7 @@ bool move_entry(kernel& k, const vm_area_struct& vma, vaddr old_addr, pte_table*
   const uint32_t sw = si >> 6, dw = di >> 6;
   const bool writable = st->writable_word(sw) & bit(si);
   const bool anon = st->anon_word(sw) & bit(si);
-  const uint32_t id = anon && st->anon ? st->anon[si] : 0;
+  const uint32_t id = anon && st->anon() ? st->anon()[si] : 0;
   if (k.rmap->per_page_state) {
     if (anon && id) {
       if (!rmap_dup_anon(k, id)) return false;
@@ -69,27 +69,24 @@ bool move_entry(kernel& k, const vm_area_struct& vma, vaddr old_addr, pte_table*
       rmap_remove_object_word(k, vma.object, pg, 1);
     }
   }
-  k.store.own_present(dt);
-  dt->present[dw] |= bit(di);
-  if (++dt->nr_present == k.geo.entries) k.store.set_full(dt);  // invariant 1 of pgtable.h
+  k.store.set_present(dt, dw, bit(di));
+  if (dt->nr_present == k.geo.entries) k.store.set_full(dt);  // invariant 1 of pgtable.h
   if (writable) {
     k.store.ensure_writable(dt);
-    dt->writable[dw] |= bit(di);
+    dt->writable()[dw] |= bit(di);
   }
   if (anon) {
     k.store.ensure_anonmap(dt);
-    dt->anonmap[dw] |= bit(di);
+    dt->anonmap()[dw] |= bit(di);
   }
   if (id) {
     k.store.ensure_anon(dt, k.geo.entries);
-    dt->anon[di] = id;
-    st->anon[si] = 0;
+    dt->anon()[di] = id;
+    st->anon()[si] = 0;
   }
-  k.store.own_present(st);
-  st->present[sw] &= ~bit(si);
-  --st->nr_present;
-  if (st->writable) st->writable[sw] &= ~bit(si);
-  if (st->anonmap) st->anonmap[sw] &= ~bit(si);
+  if (st->writable()) st->writable()[sw] &= ~bit(si);
+  if (st->anonmap()) st->anonmap()[sw] &= ~bit(si);
+  k.store.clear_present_word(st, sw, bit(si));
   return true;
 }
 

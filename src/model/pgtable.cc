@@ -5,14 +5,6 @@
 
 namespace vmlab {
 
-const uint64_t* full_bitmap() {
-  static const struct ones {
-    uint64_t w[kMaxPteWords];
-    ones() { for (auto& x : w) x = ~uint64_t{0}; }
-  } o;
-  return o.w;
-}
-
 void* no_deposit() {
   static char marker;
   return &marker;
@@ -47,8 +39,10 @@ void pt_store::init_uniform(const std::vector<uint32_t>& entries) {
     auto* t = new pte_table;
     t->refcount = kUniformRef;
     t->nwords = static_cast<uint8_t>(pte_words_);
+    t->packed_ = 0;  // the bitmap form: invariant 5 (check.cc) reads it as such
+    t->bm_ = {};
     if (full) {
-      t->present = const_cast<uint64_t*>(full_bitmap());
+      t->bm_.present = const_cast<uint64_t*>(full_bitmap());
       t->nr_present = static_cast<uint16_t>(entries[n - 1]);
     }
     (full ? full_ : empty_)[n - 1] = t;
@@ -178,54 +172,132 @@ void pt_store::free_words(uint64_t* w) {
   if (w && w != full_bitmap()) free_words_.push_back(w);
 }
 
+void pt_store::unpack(pte_table* t) {
+  if (!t->packed_) return;
+  uint64_t* w = nullptr;
+  if (t->pk_.blocks) {
+    w = alloc_words();
+    for (uint32_t i = 0; i < t->nwords; ++i) w[i] = t->word(i);
+  }
+  t->packed_ = 0;
+  t->bm_ = {};
+  t->bm_.present = w;
+}
+
+void pt_store::repack(pte_table* t) {
+  if (t->packed_ || t->refcount == kUniformRef || t->bm_.present || t->bm_.writable || t->bm_.anonmap || t->bm_.anon)
+    return;
+  t->packed_ = 1;
+  t->pk_ = {};
+}
+
 void pt_store::own_present(pte_table* t) {
-  if (t->present && t->present != full_bitmap()) return;
+  unpack(t);
+  if (t->owns_bitmap()) return;
   uint64_t* w = alloc_words();
-  const uint64_t fill = t->present ? ~uint64_t{0} : 0;
+  const uint64_t fill = t->bm_.present ? ~uint64_t{0} : 0;
   for (int i = 0; i < t->nwords; ++i) w[i] = fill;
-  t->present = w;
+  t->bm_.present = w;
+}
+
+void pt_store::set_present_slow(pte_table* t, uint32_t w, uint64_t m) {
+  if (!m) return;
+  t->nr_present = static_cast<uint16_t>(t->nr_present + popcount64(m));
+  if (t->packed_) {
+    uint64_t add = 0;  // the blocks of word w that m touches
+    for (uint32_t j = 0; j < 4; ++j)
+      if ((m >> (16 * j)) & 0xffff) add |= uint64_t{1} << (4 * w + j);
+    if (popcount64(t->pk_.blocks | add) <= kPackedBlocks) {
+      for (uint32_t j = 0; j < 4; ++j) {
+        const auto bits = static_cast<uint16_t>(m >> (16 * j));
+        if (!bits) continue;
+        const uint32_t b = 4 * w + j;
+        const int pos = popcount64(t->pk_.blocks & ((uint64_t{1} << b) - 1));
+        if (!((t->pk_.blocks >> b) & 1)) {  // a new block: the ones after it move up
+          for (int k = popcount64(t->pk_.blocks); k > pos; --k) t->pk_.mask[k] = t->pk_.mask[k - 1];
+          t->pk_.mask[pos] = 0;
+          t->pk_.blocks |= uint64_t{1} << b;
+        }
+        t->pk_.mask[pos] = static_cast<uint16_t>(t->pk_.mask[pos] | bits);
+      }
+      return;
+    }
+  }
+  if (!t->owns_bitmap()) own_present(t);
+  t->bm_.present[w] |= m;
+}
+
+void pt_store::clear_present_word(pte_table* t, uint32_t w, uint64_t m) {
+  if (!m) return;
+  t->nr_present = static_cast<uint16_t>(t->nr_present - popcount64(m));
+  if (t->packed_) {
+    for (uint32_t j = 0; j < 4; ++j) {
+      const auto bits = static_cast<uint16_t>(m >> (16 * j));
+      if (!bits) continue;
+      const uint32_t b = 4 * w + j;
+      const int pos = popcount64(t->pk_.blocks & ((uint64_t{1} << b) - 1));
+      t->pk_.mask[pos] = static_cast<uint16_t>(t->pk_.mask[pos] & ~bits);
+      if (!t->pk_.mask[pos]) {  // the block is empty now: the ones after it move down
+        const int n = popcount64(t->pk_.blocks);
+        for (int k = pos; k + 1 < n; ++k) t->pk_.mask[k] = t->pk_.mask[k + 1];
+        t->pk_.mask[n - 1] = 0;
+        t->pk_.blocks &= ~(uint64_t{1} << b);
+      }
+    }
+    return;
+  }
+  own_present(t);
+  t->bm_.present[w] &= ~m;
+  if (t->nr_present == 0) clear_present(t);
 }
 
 void pt_store::set_full(pte_table* t) {
-  free_words(t->present);
-  t->present = const_cast<uint64_t*>(full_bitmap());
+  if (t->packed_) {
+    t->packed_ = 0;
+    t->bm_ = {};
+  }
+  free_words(t->bm_.present);
+  t->bm_.present = const_cast<uint64_t*>(full_bitmap());
   t->nr_present = static_cast<uint16_t>(t->nwords * 64);
 }
 
 void pt_store::clear_present(pte_table* t) {
-  free_words(t->present);
-  t->present = nullptr;
   t->nr_present = 0;
+  if (t->packed_) {
+    t->pk_ = {};
+    return;
+  }
+  free_words(t->bm_.present);
+  t->bm_.present = nullptr;
+  repack(t);
 }
 
-void pt_store::ensure_writable(pte_table* t) {
-  if (t->writable) return;
-  t->writable = alloc_words();
-  std::memset(t->writable, 0, t->nwords * sizeof(uint64_t));
-}
-
-void pt_store::ensure_anonmap(pte_table* t) {
-  if (t->anonmap) return;
-  t->anonmap = alloc_words();
-  std::memset(t->anonmap, 0, t->nwords * sizeof(uint64_t));
+uint64_t* pt_store::new_state_words(pte_table* t) {
+  unpack(t);
+  uint64_t* w = alloc_words();
+  std::memset(w, 0, t->nwords * sizeof(uint64_t));
+  return w;
 }
 
 void pt_store::ensure_anon(pte_table* t, uint32_t entries) {
-  if (t->anon) return;
-  t->anon = new uint32_t[entries]();
+  unpack(t);
+  if (t->bm_.anon) return;
+  t->bm_.anon = new uint32_t[entries]();
   host_bytes_ += entries * sizeof(uint32_t);
 }
 
 void pt_store::drop_private(pte_table* t) {
-  free_words(t->writable);
-  t->writable = nullptr;
-  free_words(t->anonmap);
-  t->anonmap = nullptr;
-  if (t->anon) {
+  if (t->packed_) return;
+  free_words(t->bm_.writable);
+  t->bm_.writable = nullptr;
+  free_words(t->bm_.anonmap);
+  t->bm_.anonmap = nullptr;
+  if (t->bm_.anon) {
     host_bytes_ -= t->nwords * 64 * sizeof(uint32_t);
-    delete[] t->anon;
-    t->anon = nullptr;
+    delete[] t->bm_.anon;
+    t->bm_.anon = nullptr;
   }
+  repack(t);
 }
 
 }  // namespace vmlab

@@ -41,7 +41,7 @@ void release_below(kernel& k, int idx, void* node, vaddr base, int32_t object, i
   const int last = f.nr_levels - 1;
   if (idx == last) {
     auto* t = static_cast<pte_table*>(node);
-    for (uint32_t w = 0; t->present && w < t->nwords; ++w)
+    for (uint32_t w = 0; !t->empty() && w < t->nwords; ++w)
       if (const uint64_t m = t->word(w)) rmap_remove_object_word(k, object, first_pg + int64_t(w) * 64, m);
     k.store.clear_present(t);
     k.store.drop_private(t);
@@ -184,7 +184,7 @@ void mshare_change_protection(kernel& k, int32_t object, bool writable) {
     if (idx == last) {
       // A PTE's write bit is set again by the write fault that needs it (write-notify).
       auto* t = static_cast<pte_table*>(n);
-      if (t->writable && !writable) std::fill(t->writable, t->writable + t->nwords, uint64_t{0});
+      if (t->writable() && !writable) std::fill(t->writable(), t->writable() + t->nwords, uint64_t{0});
       return;
     }
     auto* d = static_cast<pt_dir*>(n);

@@ -194,7 +194,7 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
                     [&](const leaf_ref& l) { add_range(l.base, l.base + l.size); });
       for_each_pte_table(k, mm, v, [&](vaddr base, const pte_table* t, vaddr vlo, vaddr vhi) {
         if (!t->nr_present) return;
-        if (t->is_full() && !t->anonmap) {
+        if (t->is_full() && !t->anonmap()) {
           add_range(vlo, vhi);  // every entry maps its object page
           return;
         }
@@ -330,7 +330,7 @@ rmap_page identify(kernel& k, mm_struct& mm, vaddr addr) {
   const uint64_t pgoff = v->pgoff_at(addr, k.geo.shift);
   if (anon_bit(l.t, l.i)) {
     p.pg = pgoff;
-    p.id = l.t->anon ? l.t->anon[l.i] : 0;
+    p.id = l.t->anon() ? l.t->anon()[l.i] : 0;
     p.kind = p.id ? rmap_page::anon_shared : rmap_page::anon_exclusive;
     p.av = p.id ? k.pm.anon_origin(p.id) : v->anon_vma;
     if (!p.av) p.av = v->anon_vma;
@@ -351,7 +351,7 @@ bool entry_maps(uint8_t shift, const pte_table* t, uint32_t i, const mm_struct& 
   switch (p.kind) {
     case rmap_page::object:
       return !anon_bit(t, i) && v.object == p.obj && v.pgoff_at(addr, shift) == p.pg;
-    case rmap_page::anon_shared: return anon_bit(t, i) && t->anon && t->anon[i] == p.id;
+    case rmap_page::anon_shared: return anon_bit(t, i) && t->anon() && t->anon()[i] == p.id;
     case rmap_page::anon_exclusive: return &mm == p.mm && addr == p.addr;
     case rmap_page::none: return false;
   }

@@ -569,7 +569,7 @@ std::vector<pte_mapping> sim_kernel::mappings() const {
           m.writable = (t->writable_word(i >> 6) >> (i & 63)) & 1;
           if ((t->anon_word(i >> 6) >> (i & 63)) & 1) {
             m.kind = pte_mapping::anon;
-            m.anon_id = t->anon ? t->anon[i] : 0;
+            m.anon_id = t->anon() ? t->anon()[i] : 0;
           } else if (v.is_anon()) {
             m.kind = pte_mapping::zero_page;
           } else {
@@ -626,7 +626,7 @@ result<page_info> sim_kernel::page_at(uint32_t pid, uint32_t map, bytes off) con
   const bool anon = (t->anon_word(i >> 6) >> (i & 63)) & 1;
   uint32_t chain = 0;
   if (anon) {
-    const uint32_t id = t->anon ? t->anon[i] : 0;
+    const uint32_t id = t->anon() ? t->anon()[i] : 0;
     pi.mapcount = id ? k.pm.mapcount(id) : 1;
     chain = id ? k.pm.chain(id) : 0;
     pi.anon = true;
