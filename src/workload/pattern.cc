@@ -1,6 +1,7 @@
 #include "workload/pattern.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 
@@ -126,7 +127,13 @@ struct touch_page_gen::state {
   op o;
   uint64_t pages = 0, first = 0;  // pages in the range; its first page in the mapping
   // uniform, sparse (count * 2 <= pages): rejection against the pages drawn so far.
+  // Draws are made kAhead at a time and their bitmap words prefetched before they are
+  // tested (the draws do not depend on the tests, so the pages are the same): a random
+  // probe of a bitmap of a 300 GiB range misses the caches, and these overlap.
   std::unique_ptr<page_set> seen;
+  static constexpr size_t kAhead = 32;
+  std::array<uint64_t, kAhead> ahead{};
+  size_t ahead_pos = 0, ahead_n = 0;
   // uniform, dense: the lazily materialised permutation.
   std::vector<uint64_t> perm;
   std::unordered_map<uint64_t, uint64_t> displaced;
@@ -176,7 +183,15 @@ bool touch_page_gen::next(std::vector<uint64_t>& out, size_t max) {
     if (s.seen) {
       // Distinct pages by rejection: sparse enough that few draws are wasted.
       while (out.size() < n) {
-        const uint64_t p = s.r.below(pages);
+        if (s.ahead_pos == s.ahead_n) {
+          for (uint64_t& a : s.ahead) {
+            a = s.r.below(pages);
+            s.seen->prefetch(a);
+          }
+          s.ahead_pos = 0;
+          s.ahead_n = s.ahead.size();
+        }
+        const uint64_t p = s.ahead[s.ahead_pos++];
         if (s.seen->insert(p)) out.push_back(p);
       }
     } else {
