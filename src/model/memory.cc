@@ -838,7 +838,6 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
   // zap below sees only this mm's own tables.
   ptshare_unshare_range(k, mm, start, end);
   const paging_format& f = k.prof.paging;
-  const table_view tv = view_of(k);
   const vaddr span = k.geo.table_span();
   const bool reclaim = reclaim_pt && k.prof.pt_reclaim;
   for (vaddr base = k.geo.table_base(start); base < end; base += span) {
@@ -858,7 +857,8 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
     if (!t->empty()) {
       // The whole table (an exit, a munmap of its span): the presence goes at once below.
       const bool whole = lo == base && hi == base + span;
-      for (uint32_t w = 0; w < tv.nwords; ++w) {
+      for (uint32_t ws = t->words_in_use(); ws; ws &= ws - 1) {
+        const auto w = uint32_t(__builtin_ctz(ws));
         const uint64_t m = mask[w] & t->word(w);
         if (!m) continue;
         const uint64_t am = m & t->anon_word(w);

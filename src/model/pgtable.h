@@ -121,6 +121,14 @@ struct pte_table {
       if ((sub >> j) & 1) v |= uint64_t{pk_.mask[pos++]} << (16 * j);
     return v;
   }
+  // Bit w set for each word w that may be non-zero: in the packed form exactly the words
+  // with a block, in the bitmap form every word (for walks that visit present entries).
+  [[nodiscard]] uint32_t words_in_use() const {
+    if (!packed_) return nwords >= 32 ? ~uint32_t{0} : (uint32_t{1} << nwords) - 1;
+    uint32_t v = 0;
+    for (uint64_t b = pk_.blocks; b; b &= b - 1) v |= uint32_t{1} << (__builtin_ctzll(b) >> 2);
+    return v;
+  }
   // Per-entry state of private and write-notify mappings (invariant 3); null in the
   // packed form, which has none.
   [[nodiscard]] uint64_t* writable() const { return packed_ ? nullptr : bm_.writable; }  // PTE has write permission
@@ -128,7 +136,8 @@ struct pte_table {
   [[nodiscard]] uint32_t* anon() const { return packed_ ? nullptr : bm_.anon; }  // ids of shared anonymous pages (0 = exclusive)
   [[nodiscard]] uint64_t anon_word(uint32_t w) const { return anonmap() ? bm_.anonmap[w] : 0; }
   [[nodiscard]] uint64_t writable_word(uint32_t w) const { return writable() ? bm_.writable[w] : 0; }
-  // Host bytes of the presence set beyond this struct (check and the store's accounting).
+  // Whether the presence is a bitmap of this table's own: not packed, not none, not the
+  // shared full bitmap.
   [[nodiscard]] bool owns_bitmap() const { return !packed_ && bm_.present && bm_.present != full_bitmap(); }
 
  private:

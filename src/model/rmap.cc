@@ -175,7 +175,6 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
   };
   std::vector<object_maps> seen(k.objects.size());
   for (size_t o = 0; o < seen.size(); ++o) seen[o].bits.expect_bits(k.objects[o].nr_pages);
-  const uint32_t entries = k.prof.paging.pte().entries;
   std::unordered_set<const void*> shared_seen;  // shared page tables map the same pages for every holder
   for (const auto& [pid, mmp] : k.mms) {
     const mm_struct& mm = *mmp;
@@ -198,7 +197,8 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
           add_range(vlo, vhi);  // every entry maps its object page
           return;
         }
-        for (uint32_t w = 0; w < entries / 64; ++w) {
+        for (uint32_t ws = t->words_in_use(); ws; ws &= ws - 1) {
+          const auto w = uint32_t(__builtin_ctz(ws));
           const vaddr wlo = base + w * k.geo.word_span(), whi = wlo + k.geo.word_span();
           const vaddr lo = std::max(wlo, v.vm_start), hi = std::min(whi, v.vm_end);
           if (lo >= hi) continue;
