@@ -279,9 +279,8 @@ uint64_t* pt_store::new_state_words(pte_table* t) {
   return w;
 }
 
-void pt_store::ensure_anon(pte_table* t, uint32_t entries) {
+void pt_store::new_anon_ids(pte_table* t, uint32_t entries) {
   unpack(t);
-  if (t->bm_.anon) return;
   t->bm_.anon = new uint32_t[entries]();
   host_bytes_ += entries * sizeof(uint32_t);
 }

@@ -253,7 +253,9 @@ class pt_store {
   void ensure_anonmap(pte_table* t) {
     if (t->packed_ || !t->bm_.anonmap) t->bm_.anonmap = new_state_words(t);
   }
-  void ensure_anon(pte_table* t, uint32_t entries);
+  void ensure_anon(pte_table* t, uint32_t entries) {
+    if (t->packed_ || !t->bm_.anon) new_anon_ids(t, entries);
+  }
   void drop_private(pte_table* t);   // frees writable/anonmap/anon arrays
 
   // Uniform nodes: entries[i] is the number of entries of level index i (0 = PGD, which
@@ -273,6 +275,7 @@ class pt_store {
   void own_present(pte_table* t);  // a private bitmap (from packed, null or full)
   void set_present_slow(pte_table* t, uint32_t w, uint64_t m);
   uint64_t* new_state_words(pte_table* t);  // unpacks t; zeroed words for writable or anonmap
+  void new_anon_ids(pte_table* t, uint32_t entries);  // unpacks t; zeroed anon ids
   void unpack(pte_table* t);       // the bitmap form, same entries
   void repack(pte_table* t);       // the packed form, when nothing but presence is held
   uint16_t pte_words_;
