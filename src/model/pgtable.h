@@ -21,7 +21,7 @@
 // the bitmap form (64 more bytes) when it needs per-entry state or a thirteenth block, and
 // is packed again when it is empty and holds no state. Only pt_store changes the form;
 // readers see the same bits through test() and word(). Measured: 1,500 x 1% random
-// touches cost ~60 instead of ~129 host bytes per PTE page, node and slot (BENCHMARKS.md).
+// touches cost ~62 instead of ~132 host bytes per PTE page (BENCHMARKS.md).
 //
 // Huge pages (huge.h): an entry of a directory level that can hold a leaf (arch.h) may map
 // a huge page itself. Its slot is then not a child table: it holds the PTE table deposited
