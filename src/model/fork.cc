@@ -194,11 +194,14 @@ status dup_mm(kernel& k, mm_struct& parent, uint32_t child_pid) {
   return {};
 }
 
-void exit_mmap(kernel& k, uint32_t pid) {
+namespace {
+
+void exit_mm(kernel& k, uint32_t pid, bool zap) {
   auto it = k.mms.find(pid);
   if (it == k.mms.end()) return;
   mm_struct& mm = *it->second;
-  for (const auto& [start, v] : mm.vmas) zap_range(k, mm, v, v.vm_start, v.vm_end, false);
+  if (zap)
+    for (const auto& [start, v] : mm.vmas) zap_range(k, mm, v, v.vm_start, v.vm_end, false);
   for (auto& [start, v] : mm.vmas) vm_area_free(k, v);
   mm.vmas.clear();
   free_all_tables(k, mm);
@@ -207,5 +210,11 @@ void exit_mmap(kernel& k, uint32_t pid) {
   k.cache_mm = nullptr;
   k.mms.erase(it);
 }
+
+}  // namespace
+
+void exit_mmap(kernel& k, uint32_t pid) { exit_mm(k, pid, true); }
+
+void release_mm(kernel& k, uint32_t pid) { exit_mm(k, pid, false); }
 
 }  // namespace vmlab

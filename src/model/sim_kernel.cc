@@ -40,7 +40,7 @@ sim_kernel::~sim_kernel() {
   try {
     std::vector<uint32_t> pids;
     for (const auto& [pid, mm] : k_->mms) pids.push_back(pid);
-    for (uint32_t pid : pids) exit_mmap(*k_, pid);
+    for (uint32_t pid : pids) release_mm(*k_, pid);
   } catch (const std::bad_alloc&) {
     (void)k_.release();
   }
