@@ -220,7 +220,7 @@ bool add_to_page_cache_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
   const uint64_t end = pg + n;
   for (uint64_t p = pg; p < end;) {
     const uint64_t w = p / 64, lo = p % 64, hi = std::min<uint64_t>(64, end - w * 64);
-    const uint64_t bits = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
+    const uint64_t bits = bit_span(lo, hi - lo);
     if (!add_to_page_cache_word(k, obj, w, bits)) {
       // Undo what this call added, last page first (as it went onto reclaim's list): it
       // leaves nothing changed.
@@ -322,7 +322,7 @@ bool fill_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n, bool access, bo
   const uint64_t end = pg + n;
   for (uint64_t p = pg; p < end;) {
     const uint64_t w = p / 64, lo = p % 64, hi = std::min<uint64_t>(64, end - w * 64);
-    const uint64_t span = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
+    const uint64_t span = bit_span(lo, hi - lo);
     reclaim_point(k, 64 + k.prof.paging.nr_levels);
     mem_object& o = k.objects[size_t(obj)];
     const uint64_t cached = span & o.resident.word(w);

@@ -34,7 +34,7 @@ table_view view_of(const kernel& k) { return {k.geo.entries, k.geo.entries / 64}
 // The bits of entries [from, to) that fall in bitmap word x.
 uint64_t bits_in_word(uint32_t from, uint32_t to, uint32_t x) {
   const uint32_t lo = std::max(from, x * 64) - x * 64, hi = std::min(to, x * 64 + 64) - x * 64;
-  return (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
+  return bit_span(lo, hi - lo);
 }
 
 // Sets mask[] bits [from, to) (entry indices).
@@ -42,7 +42,7 @@ void set_bits(uint64_t* mask, uint32_t from, uint32_t to) {
   while (from < to) {
     const uint32_t w = from >> 6, b = from & 63;
     const uint32_t n = std::min<uint32_t>(64 - b, to - from);
-    mask[w] |= (n == 64 ? ~uint64_t{0} : ((uint64_t{1} << n) - 1)) << b;
+    mask[w] |= bit_span(b, n);
     from += n;
   }
 }
@@ -57,7 +57,7 @@ uint64_t object_bits_word(const kernel& k, const vm_area_struct& vma, vaddr base
   const vaddr lo = std::max(wlo, vma.vm_start), hi = std::min(whi, vma.vm_end);
   if (lo >= hi) return 0;
   const uint32_t b0 = uint32_t((lo - wlo) >> sh0), b1 = uint32_t((hi - wlo) >> sh0);
-  const uint64_t in_vma = (b1 - b0 == 64 ? ~uint64_t{0} : ((uint64_t{1} << (b1 - b0)) - 1)) << b0;
+  const uint64_t in_vma = bit_span(b0, b1 - b0);
   // Object page of this word's entry 0 (may be "negative" when the VMA starts inside the
   // word; those entries are masked off).
   const int64_t p = int64_t(vma.pgoff) + (int64_t(wlo) - int64_t(vma.vm_start)) / int64_t(k.geo.size());
@@ -878,8 +878,10 @@ void zap_range(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr start,
         if (t->writable()) t->writable()[w] &= ~m;
         if (!whole) k.store.clear_present_word(t, w, m);
       }
-      if (whole) k.store.clear_present(t);
-      if (t->nr_present == 0) { k.store.clear_present(t); k.store.drop_private(t); }
+      if (whole || t->nr_present == 0) {
+        k.store.clear_present(t);
+        k.store.drop_private(t);
+      }
     }
     // PT_RECLAIM: only for a zap covering this PTE page's whole span (reclaim_pt_is_enabled:
     // end - start >= PMD_SIZE), and only if every entry is now none. The PMD page stays.

@@ -223,7 +223,7 @@ void pt_store::set_present_slow(pte_table* t, uint32_t w, uint64_t m) {
       return;
     }
   }
-  if (!t->owns_bitmap()) own_present(t);
+  own_present(t);
   t->bm_.present[w] |= m;
 }
 

@@ -72,13 +72,16 @@ namespace vmlab {
 
 inline int popcount64(uint64_t v) { return __builtin_popcountll(v); }
 
+// The n bits (0..64) of a word from bit lo up.
+inline uint64_t bit_span(uint64_t lo, uint64_t n) { return (n == 64 ? ~uint64_t{0} : ((uint64_t{1} << n) - 1)) << lo; }
+
 // Calls fn(w, mask) for each 64-bit word w of a bitmap that bits [first, first + n) touch,
 // mask selecting those bits of it.
 template <class F>
 void for_each_bit_word(uint64_t first, uint64_t n, F&& fn) {
   for (uint64_t i = first, end = first + n; i < end;) {
     const uint64_t lo = i & 63, k = std::min<uint64_t>(64 - lo, end - i);
-    fn(i >> 6, (k == 64 ? ~uint64_t{0} : ((uint64_t{1} << k) - 1)) << lo);
+    fn(i >> 6, bit_span(lo, k));
     i += k;
   }
 }
@@ -124,7 +127,7 @@ struct pte_table {
   // Bit w set for each word w that may be non-zero: in the packed form exactly the words
   // with a block, in the bitmap form every word (for walks that visit present entries).
   [[nodiscard]] uint32_t words_in_use() const {
-    if (!packed_) return nwords >= 32 ? ~uint32_t{0} : (uint32_t{1} << nwords) - 1;
+    if (!packed_) return (uint32_t{1} << nwords) - 1;  // nwords <= kMaxPteWords
     uint32_t v = 0;
     for (uint64_t b = pk_.blocks; b; b &= b - 1) v |= uint32_t{1} << (__builtin_ctzll(b) >> 2);
     return v;

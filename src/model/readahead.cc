@@ -28,20 +28,17 @@ uint64_t next_ra_size(uint64_t cur, uint64_t max) {
 
 // do_page_cache_ra + page_cache_ra_unbounded: the uncached pages of [start, start + n),
 // clipped at EOF, PG_readahead on the page `lookahead` before the clipped end if this read
-// adds it. Stops at the first page memory cannot hold. Returns the pages added.
-uint64_t read_window(kernel& k, int32_t obj, uint64_t start, uint64_t n, uint64_t lookahead) {
+// adds it. Stops at the first page memory cannot hold.
+void read_window(kernel& k, int32_t obj, uint64_t start, uint64_t n, uint64_t lookahead) {
   mem_object& o = k.objects[static_cast<size_t>(obj)];
-  if (start >= o.nr_pages || n == 0) return 0;
+  if (start >= o.nr_pages || n == 0) return;
   n = std::min(n, o.nr_pages - start);
   const uint64_t mark = lookahead <= n ? start + n - lookahead : UINT64_MAX;
-  uint64_t added = 0;
   for (uint64_t p = start; p < start + n; ++p) {
     if (o.is_resident(p)) continue;
     if (!add_to_page_cache_word(k, obj, p / 64, uint64_t{1} << (p % 64))) break;
-    ++added;
     if (p == mark) o.ra_mark.set(p);
   }
-  return added;
 }
 
 }  // namespace
@@ -51,27 +48,31 @@ bool mmap_readahead_applies(const kernel& k, const vm_area_struct& vma) {
          k.objects[static_cast<size_t>(vma.object)].kind == object_kind::file;
 }
 
-uint64_t mmap_sync_readahead(kernel& k, const vm_area_struct& vma, uint64_t pg) {
+void mmap_sync_readahead(kernel& k, const vm_area_struct& vma, uint64_t pg) {
   mem_object& o = k.objects[static_cast<size_t>(vma.object)];
   auto& ra = o.mra;
   const uint64_t max = ra_pages(k);
-  if (vma.rand_read || max == 0) return 0;
+  if (vma.rand_read || max == 0) return;
   if (vma.seq_read) {
     // page_cache_sync_ra(ra_pages): only index 0 looks sequential to it here (prev_pos is
     // read()'s); elsewhere the cached history before pg is at most ra_pages long, so it
     // reads ra_pages from pg without a mark and leaves the state alone.
-    if (pg != 0) return read_window(k, vma.object, pg, max, 0);
+    if (pg != 0) {
+      read_window(k, vma.object, pg, max, 0);
+      return;
+    }
     ra.start = 0;
     ra.size = init_ra_size(max, max);
     ra.async = ra.size > max ? ra.size - max : ra.size / 2;
-    return read_window(k, vma.object, ra.start, ra.size, ra.async);
+    read_window(k, vma.object, ra.start, ra.size, ra.async);
+    return;
   }
   if (ra.mmap_miss < kMmapLotsaMiss * 10) ++ra.mmap_miss;
-  if (ra.mmap_miss > kMmapLotsaMiss) return 0;
+  if (ra.mmap_miss > kMmapLotsaMiss) return;
   ra.start = pg > max / 2 ? pg - max / 2 : 0;
   ra.size = max;
   ra.async = max / 4;
-  return read_window(k, vma.object, ra.start, ra.size, ra.async);
+  read_window(k, vma.object, ra.start, ra.size, ra.async);
 }
 
 bool mmap_async_readahead(kernel& k, const vm_area_struct& vma, uint64_t pg) {

@@ -41,9 +41,9 @@ struct vm_area_struct;
 
 // Whether mapped faults on `vma` read ahead (a file mapping on a profile that does).
 [[nodiscard]] bool mmap_readahead_applies(const kernel& k, const vm_area_struct& vma);
-// do_sync_mmap_readahead for a fault at object page pg that missed the page cache.
-// Returns the pages read (the faulting page among them when the window covers it).
-uint64_t mmap_sync_readahead(kernel& k, const vm_area_struct& vma, uint64_t pg);
+// do_sync_mmap_readahead for a fault at object page pg that missed the page cache (the
+// faulting page is read with the window when the window covers it).
+void mmap_sync_readahead(kernel& k, const vm_area_struct& vma, uint64_t pg);
 // do_async_mmap_readahead for a fault at cached object page pg. Returns whether it read
 // or dropped the lock for it (the fault is then retried).
 bool mmap_async_readahead(kernel& k, const vm_area_struct& vma, uint64_t pg);

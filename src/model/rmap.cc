@@ -203,7 +203,7 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
           const vaddr lo = std::max(wlo, v.vm_start), hi = std::min(whi, v.vm_end);
           if (lo >= hi) continue;
           const uint32_t b0 = uint32_t(k.geo.pages(lo - wlo)), b1 = uint32_t(k.geo.pages(hi - wlo));
-          const uint64_t in_vma = (b1 - b0 == 64 ? ~uint64_t{0} : ((uint64_t{1} << (b1 - b0)) - 1)) << b0;
+          const uint64_t in_vma = bit_span(b0, b1 - b0);
           uint64_t m = t->word(w) & ~t->anon_word(w) & in_vma;
           if (!m) continue;
           // Bit b of m is object page pg0 + b; bits below the VMA are clear in m.
@@ -238,7 +238,7 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
         --it;
         if (it->second <= lo) break;
         const uint64_t a = std::max(it->first, lo) - lo, b = std::min(it->second, hi) - lo;
-        m &= ~((b - a == 64 ? ~uint64_t{0} : ((uint64_t{1} << (b - a)) - 1)) << a);
+        m &= ~bit_span(a, b - a);
       }
       return uint64_t(popcount64(m));
     };

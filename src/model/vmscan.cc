@@ -235,7 +235,7 @@ void mark_referenced_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
   if (o.kind != object_kind::file) return;
   for (uint64_t p = pg; p < pg + n;) {
     const uint64_t w = p / 64, lo = p % 64, hi = std::min<uint64_t>(64, pg + n - w * 64);
-    o.referenced.word_ref(w) |= (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
+    o.referenced.word_ref(w) |= bit_span(lo, hi - lo);
     p = w * 64 + hi;
   }
 }
@@ -368,7 +368,7 @@ std::string check_lru(const kernel& k) {
     if (bad || (o.kind != object_kind::file && o.ra_mark.any()))
       return "object " + std::to_string(i) + " has PG_readahead pages that are not cached pages of a file (readahead.h)";
     if (o.kind != object_kind::file) {
-      if (o.referenced.popcount()) return "object " + std::to_string(i) + " is not a file but has referenced pages";
+      if (o.referenced.any()) return "object " + std::to_string(i) + " is not a file but has referenced pages";
       continue;
     }
     cached += o.nr_resident;

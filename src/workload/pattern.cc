@@ -133,7 +133,7 @@ struct touch_page_gen::state {
   std::unique_ptr<page_set> seen;
   static constexpr size_t kAhead = 32;
   std::array<uint64_t, kAhead> ahead{};
-  size_t ahead_pos = 0, ahead_n = 0;
+  size_t ahead_pos = kAhead;  // kAhead: none drawn ahead
   // uniform, dense: the lazily materialised permutation.
   std::vector<uint64_t> perm;
   std::unordered_map<uint64_t, uint64_t> displaced;
@@ -183,13 +183,12 @@ bool touch_page_gen::next(std::vector<uint64_t>& out, size_t max) {
     if (s.seen) {
       // Distinct pages by rejection: sparse enough that few draws are wasted.
       while (out.size() < n) {
-        if (s.ahead_pos == s.ahead_n) {
+        if (s.ahead_pos == s.kAhead) {
           for (uint64_t& a : s.ahead) {
             a = s.r.below(pages);
             s.seen->prefetch(a);
           }
           s.ahead_pos = 0;
-          s.ahead_n = s.ahead.size();
         }
         const uint64_t p = s.ahead[s.ahead_pos++];
         if (s.seen->insert(p)) out.push_back(p);
