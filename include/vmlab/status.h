@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -46,6 +47,15 @@ struct source_location {
 class status {
  public:
   status() = default;
+  status(const status& o) : rep_(o.rep_ ? std::make_unique<rep>(*o.rep_) : nullptr) {}
+  status& operator=(const status& o) {
+    if (this != &o) rep_ = o.rep_ ? std::make_unique<rep>(*o.rep_) : nullptr;
+    return *this;
+  }
+  status(status&&) noexcept = default;
+  status& operator=(status&&) noexcept = default;
+  ~status() = default;
+
   static status invalid_argument(std::string msg) { return {status_code::invalid_argument, std::move(msg)}; }
   static status not_supported(std::string msg) { return {status_code::not_supported, std::move(msg)}; }
   // The simulated kernel's answer to an op, in its words: "ENOMEM: ...", "SIGSEGV: ...".
@@ -53,22 +63,22 @@ class status {
   static status io_error(std::string msg) { return {status_code::io_error, std::move(msg)}; }
   static status interrupted(int signal, std::string msg) {
     status s{status_code::interrupted, std::move(msg)};
-    s.signal_ = signal;
+    s.rep_->signal = signal;
     return s;
   }
   static status check_failed(std::string msg) { return {status_code::check_failed, std::move(msg)}; }
   static status host_memory(std::string msg) { return {status_code::host_memory, std::move(msg)}; }
 
-  [[nodiscard]] bool ok() const { return code_ == status_code::ok; }
-  [[nodiscard]] status_code code() const { return code_; }
-  [[nodiscard]] const std::string& message() const { return msg_; }
-  [[nodiscard]] const std::optional<source_location>& where() const { return where_; }
-  [[nodiscard]] int signal() const { return signal_; }  // interrupted: the signal number
+  [[nodiscard]] bool ok() const { return rep_ == nullptr; }
+  [[nodiscard]] status_code code() const { return rep_ ? rep_->code : status_code::ok; }
+  [[nodiscard]] const std::string& message() const;
+  [[nodiscard]] const std::optional<source_location>& where() const;
+  [[nodiscard]] int signal() const { return rep_ ? rep_->signal : 0; }  // interrupted: the signal number
 
-  // Returns a copy that points at a place in a source file.
+  // Returns a copy that points at a place in a source file (OK stays OK).
   [[nodiscard]] status at(source_location loc) const {
     status s = *this;
-    s.where_ = std::move(loc);
+    if (s.rep_) s.rep_->where = std::move(loc);
     return s;
   }
   // "file:line:col: message", then the source line and a caret when known.
@@ -77,11 +87,16 @@ class status {
   [[nodiscard]] int exit_code() const;
 
  private:
-  status(status_code c, std::string m) : code_(c), msg_(std::move(m)) {}
-  status_code code_ = status_code::ok;
-  int signal_ = 0;
-  std::string msg_;
-  std::optional<source_location> where_;
+  // OK is a null pointer, as in LevelDB: a call that succeeds returns and destroys one
+  // word (the simulated kernel's fault path returns a status per fault).
+  struct rep {
+    status_code code;
+    int signal = 0;
+    std::string msg;
+    std::optional<source_location> where;
+  };
+  status(status_code c, std::string m) : rep_(std::make_unique<rep>(rep{c, 0, std::move(m), std::nullopt})) {}
+  std::unique_ptr<rep> rep_;
 };
 
 // A value or the status explaining why there is none.
