@@ -150,7 +150,7 @@ result<mm_struct*> mm_create(kernel& k, uint32_t pid) {
 }
 
 status copy_page_range(kernel& k, mm_struct& dst, mm_struct& src, const vm_area_struct& v) {
-  k.cache_mm = nullptr;
+  k.forget_walks();
   return copy_level(k, dst, v, 0, src.pgd, dst.pgd, v.vm_start, v.vm_end);
 }
 
@@ -207,7 +207,7 @@ void exit_mm(kernel& k, uint32_t pid, bool zap) {
   free_all_tables(k, mm);
   pgd_free(k, mm);
   kmem_free(k, kmem_kind::mm_struct, mm.obj);
-  k.cache_mm = nullptr;
+  k.forget_walks();
   k.mms.erase(it);
 }
 

@@ -259,7 +259,7 @@ void split_huge_pmd(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr b
   uint32_t i = 0;
   pt_dir* d = pmd_table(k, mm, base, false, &oom, &i);
   if (!d || !d->is_leaf(i) || vma.is_hugetlb()) return;
-  k.cache_mm = nullptr;
+  k.forget_walks();
   if (!vma.is_anon()) {  // a file THP's split zaps the PMD; later faults map PTEs
     k.store.clear_leaf(d, i);
     shmem_pmd_map(k, mm, vma, base, -1);
@@ -323,7 +323,7 @@ void zap_huge_pmds(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr st
     bool oom = false;
     uint32_t i = 0;
     pt_dir* d = pmd_table(k, mm, base, false, &oom, &i);
-    k.cache_mm = nullptr;
+    k.forget_walks();
     if (!vma.is_anon()) {
       k.store.clear_leaf(d, i);
       shmem_pmd_map(k, mm, vma, base, -1);

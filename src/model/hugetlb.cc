@@ -167,7 +167,7 @@ bool huge_pmd_unshare(kernel& k, mm_struct& mm, const hstate& h, vaddr addr) {
   parent->slot[pi] = nullptr;
   --parent->nr_used;
   pt_put(k, mm, h.level, t);  // mm_dec_nr_pmds
-  k.cache_mm = nullptr;
+  k.forget_walks();
   return true;
 }
 

@@ -75,11 +75,17 @@ struct kernel {
   // order (the reference the differential test compares with).
   bool touch_in_table_order = true;
   uint64_t touch_batches_in_table_order = 0;  // batches that did
-  // One-entry walk cache: the PTE table last found for (mm, table-aligned address).
-  // Cleared whenever any table is freed.
+  // One-entry walk caches: the PTE table last found for (mm, table-aligned address), and
+  // the directory above PTE tables last found for (mm, address aligned to what it maps),
+  // so that a walk to the next PTE table of the same directory starts there. Both are
+  // forgotten whenever any table is freed or replaced.
   mm_struct* cache_mm = nullptr;
   vaddr cache_base = 1;
   pte_table* cache_pte = nullptr;
+  mm_struct* cache_dir_mm = nullptr;
+  vaddr cache_dir_base = 1;
+  pt_dir* cache_dir = nullptr;
+  void forget_walks() { cache_mm = cache_dir_mm = nullptr; }
 };
 
 std::string fmt_hex(uint64_t v);
@@ -306,15 +312,19 @@ void for_each_leaf(kernel& k, mm_struct& mm, vaddr start, vaddr end, F&& f, bool
     const vaddr hi = std::min<vaddr>(end, fr.base + span * pf.at(fr.idx).entries);
     if (lo >= hi) continue;
     const uint32_t i0 = uint32_t((lo - fr.base) / span), i1 = uint32_t((hi - 1 - fr.base) / span);
-    for (uint32_t i = i1 + 1; i-- > i0;) {  // pushed backwards: visited in address order
+    // Directories below only above the last directory level; leaves only where it has any
+    // (invariant 2 of pgtable.h): O(directories), not O(slots), for a range without them.
+    const bool dirs_below = fr.idx + 1 < pf.nr_levels - 1;
+    for (uint32_t i = i1 + 1; dirs_below && i-- > i0;) {  // pushed backwards: visited in address order
       if (!fr.d->slot[i]) continue;
       const vaddr b = fr.base + vaddr{i} * span;
       // A uniform node has no leaves (pgtable.h 5); a shared subtree only an mshare
       // region's hugetlb ones (6).
       if (fr.d->is_leaf(i) || is_uniform(fr.d->slot[i])) continue;
       if (!into_shared && is_shared_pt(k, fr.idx + 1, fr.d->slot[i])) continue;
-      if (fr.idx + 1 < pf.nr_levels - 1) stack.push_back({static_cast<pt_dir*>(fr.d->slot[i]), fr.idx + 1, b});
+      stack.push_back({static_cast<pt_dir*>(fr.d->slot[i]), fr.idx + 1, b});
     }
+    if (!fr.d->nr_leaves) continue;
     // A leaf larger than its entry sits in the entry of its aligned address (arch.h 5),
     // which may lie before lo.
     const uint32_t stride = pf.at(fr.idx).leaf_stride();

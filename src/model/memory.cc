@@ -47,6 +47,17 @@ void set_bits(uint64_t* mask, uint32_t from, uint32_t to) {
   }
 }
 
+// Object page behind entry i of the table at `base`.
+uint64_t object_pg(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t i) {
+  return vma.pgoff_at(base + (vaddr{i} << k.geo.shift), k.geo.shift);
+}
+
+// Object page behind bit 0 of word w of the table at `base` (negative when the VMA
+// starts above it; such bits are never set for this VMA).
+int64_t object_pg0(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w) {
+  return vma.pgoff_at_signed(base + w * k.geo.word_span(), k.geo.shift);
+}
+
 // A per-page bitmap of the object (page-cache residency, PG_readahead) for the object
 // pages behind entries [64w, 64w+64) of the table at `base`, restricted to entries inside
 // the VMA (others read as clear). Entry i maps object page p0 + i, so a word is one
@@ -58,9 +69,8 @@ uint64_t object_bits_word(const kernel& k, const vm_area_struct& vma, vaddr base
   if (lo >= hi) return 0;
   const uint32_t b0 = uint32_t((lo - wlo) >> sh0), b1 = uint32_t((hi - wlo) >> sh0);
   const uint64_t in_vma = bit_span(b0, b1 - b0);
-  // Object page of this word's entry 0 (may be "negative" when the VMA starts inside the
-  // word; those entries are masked off).
-  const int64_t p = int64_t(vma.pgoff) + (int64_t(wlo) - int64_t(vma.vm_start)) / int64_t(k.geo.size());
+  // Negative when the VMA starts inside the word; those entries are masked off.
+  const int64_t p = object_pg0(k, vma, base, w);
   uint64_t v = 0;
   if (p >= 0) v = bits.window(uint64_t(p));
   else if (p > -64) v = bits.word(0) << uint64_t(-p);
@@ -84,7 +94,7 @@ bool make_resident(kernel& k, const vm_area_struct& vma, vaddr base, uint32_t i)
 // page p0 + b: the bits land in one or two words of the object.
 bool make_resident_word(kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w, uint64_t cold) {
   if (!cold) return true;
-  const int64_t p0 = int64_t(vma.pgoff) + (int64_t(base + w * k.geo.word_span()) - int64_t(vma.vm_start)) / int64_t(k.geo.size());
+  const int64_t p0 = object_pg0(k, vma, base, w);
   // Entries below the VMA start are never in `cold`: shift them out first.
   const uint32_t skip = p0 < 0 ? uint32_t(-p0) : 0;
   const uint64_t bits = cold >> skip, first = uint64_t(p0 + skip);
@@ -107,17 +117,6 @@ uint64_t& rss_for_object(const kernel& k, mm_struct& mm, const vm_area_struct& v
 void map_word(kernel& k, pte_table* t, uint32_t w, uint64_t m) {
   if (!m) return;
   k.store.set_present(t, w, m);
-}
-
-// Object page behind entry i of the table at `base`.
-uint64_t object_pg(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t i) {
-  return vma.pgoff_at(base + (vaddr{i} << k.geo.shift), k.geo.shift);
-}
-
-// Object page behind bit 0 of word w of the table at `base` (negative when the VMA
-// starts above it; such bits are never set for this VMA).
-int64_t object_pg0(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w) {
-  return int64_t(vma.pgoff) + (int64_t(base + w * k.geo.word_span()) - int64_t(vma.vm_start)) / int64_t(k.geo.size());
 }
 
 // Maps the object pages of `m` (one word, none present yet): page_add_rmap for each, in
@@ -358,27 +357,28 @@ pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom)
   const paging_format& f = k.prof.paging;
   const vaddr base = k.geo.table_base(addr);
   if (k.cache_mm == &mm && k.cache_base == base) return k.cache_pte;
-  pt_dir* d = mm.pgd;
-  for (int i = 0; i < f.nr_levels - 1; ++i) {
-    const uint32_t x = f.index(i, addr);
-    if (d->is_leaf(x)) return nullptr;  // a huge page maps it: no table below
-    void*& s = d->slot[x];
-    if (!s) {
-      if (!alloc) return nullptr;
-      s = pt_alloc(k, mm, i + 1, d);
-      if (!s) { *oom = true; return nullptr; }
-      ++d->nr_used;
-    }
-    if (is_uniform(s)) pt_materialize(k, d, x, i + 1);
-    if (i == f.nr_levels - 2) {
-      k.cache_mm = &mm;
-      k.cache_base = base;
-      k.cache_pte = static_cast<pte_table*>(s);
-      return k.cache_pte;
-    }
-    d = static_cast<pt_dir*>(s);
+  const int last = f.nr_levels - 2;  // the directory that points at PTE tables
+  pt_dir* d = dir_walk(k, mm, last, addr, alloc, oom);
+  if (!d) return nullptr;
+  const uint32_t x = f.index(last, addr);
+  if (d->is_leaf(x)) return nullptr;  // a huge page maps it: no table below
+  void*& s = d->slot[x];
+  if (!s) {
+    if (!alloc) return nullptr;
+    s = pt_alloc(k, mm, last + 1, d);
+    if (!s) { *oom = true; return nullptr; }
+    ++d->nr_used;
   }
-  return nullptr;
+  if (is_uniform(s)) {
+    pt_materialize(k, d, x, last + 1);  // forgets the walks: d is cached again below
+    k.cache_dir_mm = &mm;
+    k.cache_dir_base = addr & ~(f.at(last).table_span() - 1);
+    k.cache_dir = d;
+  }
+  k.cache_mm = &mm;
+  k.cache_base = base;
+  k.cache_pte = static_cast<pte_table*>(s);
+  return k.cache_pte;
 }
 
 const pte_table* pte_lookup(const kernel& k, const mm_struct& mm, vaddr addr) {
@@ -409,6 +409,11 @@ vaddr pte_walk_skip(const kernel& k, const mm_struct& mm, vaddr addr) {
 
 pt_dir* dir_walk(kernel& k, mm_struct& mm, int idx, vaddr addr, bool alloc, bool* oom) {
   const paging_format& f = k.prof.paging;
+  // The directory above PTE tables comes from the walk cache when it holds the one that
+  // maps addr (a 2-level format's is the PGD itself).
+  const bool pmd = idx == f.nr_levels - 2 && idx > 0;
+  const vaddr dir_base = pmd ? addr & ~(f.at(idx).table_span() - 1) : 0;
+  if (pmd && k.cache_dir_mm == &mm && k.cache_dir_base == dir_base) return k.cache_dir;
   pt_dir* d = mm.pgd;
   for (int i = 0; i < idx; ++i) {
     const uint32_t x = f.index(i, addr);
@@ -422,6 +427,11 @@ pt_dir* dir_walk(kernel& k, mm_struct& mm, int idx, vaddr addr, bool alloc, bool
     }
     if (is_uniform(s)) pt_materialize(k, d, x, i + 1);
     d = static_cast<pt_dir*>(s);
+  }
+  if (pmd) {
+    k.cache_dir_mm = &mm;
+    k.cache_dir_base = dir_base;
+    k.cache_dir = d;
   }
   return d;
 }
@@ -657,7 +667,7 @@ vaddr touch_uniform(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr b
     if (!parent) return base;
     if (refill) {
       parent->slot[x] = k.store.uniform(idx, true);
-      k.cache_mm = nullptr;
+      k.forget_walks();
     } else if (!pt_install_uniform(k, mm, parent, x, idx, true)) {
       return base;
     }
@@ -821,7 +831,7 @@ vaddr zap_uniform(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr bas
     } else {
       parent->slot[x] = k.store.uniform(idx, false);
     }
-    k.cache_mm = nullptr;
+    k.forget_walks();
     return base + span;
   }
   return base;

@@ -171,6 +171,11 @@ struct vm_area_struct {
   [[nodiscard]] uint64_t pgoff_at(vaddr addr, uint8_t page_shift) const {
     return pgoff + ((addr - vm_start) >> page_shift);
   }
+  // The same for an address that may lie below vm_start (a bitmap word that begins before
+  // the VMA): negative there. Both are page aligned, so the shift is exact.
+  [[nodiscard]] int64_t pgoff_at_signed(vaddr addr, uint8_t page_shift) const {
+    return int64_t(pgoff) + ((int64_t(addr) - int64_t(vm_start)) >> page_shift);
+  }
   [[nodiscard]] vaddr addr_of(uint64_t pg, uint8_t page_shift) const { return vm_start + ((pg - pgoff) << page_shift); }
 };
 

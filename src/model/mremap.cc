@@ -112,7 +112,7 @@ bool move_normal_node(kernel& k, mm_struct& mm, int idx, vaddr old_addr, vaddr n
   --sd->nr_used;
   dd->slot[di] = node;
   ++dd->nr_used;
-  k.cache_mm = nullptr;
+  k.forget_walks();
   return true;
 }
 
@@ -143,7 +143,7 @@ bytes move_page_tables(kernel& k, mm_struct& mm, const vm_area_struct& vma, vadd
         k.store.set_leaf_page(l.d, l.i, 0);
         void* deposit = k.store.clear_leaf(l.d, l.i);
         k.store.set_leaf(dd, di, deposit, w, page);
-        k.cache_mm = nullptr;
+        k.forget_walks();
         moved = true;
       }
     }

@@ -152,7 +152,7 @@ void pt_put_shared(kernel& k, int idx, void* node) {
     k.store.free_pte_table(static_cast<pte_table*>(node));
   else
     k.store.free_dir(static_cast<pt_dir*>(node));
-  k.cache_mm = nullptr;
+  k.forget_walks();
 }
 
 void pt_get(kernel& k, mm_struct& mm, int idx, void* node) {
@@ -197,7 +197,7 @@ bool pt_install_uniform(kernel& k, mm_struct& mm, pt_dir* parent, uint32_t i, in
   });
   parent->slot[i] = k.store.uniform(idx, full);
   ++parent->nr_used;
-  k.cache_mm = nullptr;
+  k.forget_walks();
   return true;
 }
 
@@ -205,7 +205,7 @@ void* pt_materialize(kernel& k, pt_dir* parent, uint32_t i, int idx) {
   void*& s = parent->slot[i];
   if (is_uniform(s)) {
     s = k.store.materialize(idx, s);
-    k.cache_mm = nullptr;
+    k.forget_walks();
   }
   return s;
 }
@@ -219,7 +219,7 @@ void pt_put(kernel& k, mm_struct& mm, int idx, void* node) {
       account_node(k, j, -int64_t(n), pages);
       k.pm.free(page_use::pgtable, uint64_t(-pages));
     });
-    k.cache_mm = nullptr;
+    k.forget_walks();
     return;
   }
   uint32_t& ref = pt_refcount(k, idx, node);
@@ -234,7 +234,7 @@ void pt_put(kernel& k, mm_struct& mm, int idx, void* node) {
     k.store.free_pte_table(static_cast<pte_table*>(node));
   else
     k.store.free_dir(static_cast<pt_dir*>(node));
-  k.cache_mm = nullptr;
+  k.forget_walks();
 }
 
 pt_dir* pgd_alloc(kernel& k, mm_struct& mm) {

@@ -132,6 +132,24 @@ struct pte_table {
     for (uint64_t b = pk_.blocks; b; b &= b - 1) v |= uint32_t{1} << (__builtin_ctzll(b) >> 2);
     return v;
   }
+  // Calls f(w, word(w)) for each word w words_in_use() names, in order: the packed form's
+  // words assembled in one pass over its blocks.
+  template <class F>
+  void for_each_word(F&& f) const {
+    if (!packed_) {
+      for (uint32_t w = 0; w < nwords; ++w) f(w, word(w));
+      return;
+    }
+    int pos = 0;
+    for (uint64_t blocks = pk_.blocks; blocks;) {
+      const uint32_t w = uint32_t(__builtin_ctzll(blocks)) >> 2;
+      uint64_t v = 0;
+      for (uint64_t sub = (blocks >> (4 * w)) & 0xf; sub; sub &= sub - 1)
+        v |= uint64_t{pk_.mask[pos++]} << (16 * __builtin_ctzll(sub));
+      blocks &= ~(uint64_t{0xf} << (4 * w));
+      f(w, v);
+    }
+  }
   // Per-entry state of private and write-notify mappings (invariant 3); null in the
   // packed form, which has none.
   [[nodiscard]] uint64_t* writable() const { return packed_ ? nullptr : bm_.writable; }  // PTE has write permission

@@ -109,7 +109,7 @@ bool ptshare_prepare(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr 
         s = it->second;
         ++d->nr_used;
         ptshare_hold(k, mm, idx, s);
-        k.cache_mm = nullptr;
+        k.forget_walks();
         return true;
       }
       // No partner yet: this mm's own page (charged to it, as a top node is to each
@@ -122,7 +122,7 @@ bool ptshare_prepare(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr 
       ++d->nr_used;
       k.pts.shareable.emplace(key, n);
       k.pts.key_of.emplace(n, key);
-      k.cache_mm = nullptr;
+      k.forget_walks();
       return true;
     }
     if (idx == f.nr_levels - 1) return true;  // a private PTE page, or none to share
@@ -141,7 +141,7 @@ void ptshare_drop(kernel& k, mm_struct& mm, pt_dir* parent, uint32_t i, int idx)
   void* n = parent->slot[i];
   parent->slot[i] = nullptr;
   --parent->nr_used;
-  k.cache_mm = nullptr;
+  k.forget_walks();
   const ptshare_key key = k.pts.key_of.at(n);  // REQUIRES: a top node is registered
   if (!key.host) {
     ++k.pts.unshares;
@@ -198,7 +198,7 @@ void mshare_change_protection(kernel& k, int32_t object, bool writable) {
   };
   for (const auto& [node, key] : k.pts.key_of)
     if (key.host && key.object == object) clear(clear, const_cast<void*>(node), key.idx);
-  k.cache_mm = nullptr;
+  k.forget_walks();
 }
 
 void ptshare_forget(kernel& k, const void* node) {

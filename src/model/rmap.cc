@@ -197,25 +197,21 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
           add_range(vlo, vhi);  // every entry maps its object page
           return;
         }
-        for (uint32_t ws = t->words_in_use(); ws; ws &= ws - 1) {
-          const auto w = uint32_t(__builtin_ctz(ws));
+        t->for_each_word([&](uint32_t w, uint64_t present) {
           const vaddr wlo = base + w * k.geo.word_span(), whi = wlo + k.geo.word_span();
           const vaddr lo = std::max(wlo, v.vm_start), hi = std::min(whi, v.vm_end);
-          if (lo >= hi) continue;
+          if (lo >= hi) return;
           const uint32_t b0 = uint32_t(k.geo.pages(lo - wlo)), b1 = uint32_t(k.geo.pages(hi - wlo));
-          const uint64_t in_vma = bit_span(b0, b1 - b0);
-          uint64_t m = t->word(w) & ~t->anon_word(w) & in_vma;
-          if (!m) continue;
+          uint64_t m = present & ~t->anon_word(w) & bit_span(b0, b1 - b0);
+          if (!m) return;
           // Bit b of m is object page pg0 + b; bits below the VMA are clear in m.
-          int64_t pg0 = int64_t(v.pgoff) + (int64_t(wlo) - int64_t(v.vm_start)) / int64_t(k.geo.size());
+          int64_t pg0 = v.pgoff_at_signed(wlo, k.geo.shift);
           if (pg0 < 0) {
             m >>= -pg0;
             pg0 = 0;
           }
-          const uint64_t i = uint64_t(pg0) >> 6, sh = uint64_t(pg0) & 63;
-          om.bits.word_ref(i) |= m << sh;
-          if (sh && (m >> (64 - sh))) om.bits.word_ref(i + 1) |= m >> (64 - sh);
-        }
+          om.bits.or_window(uint64_t(pg0), m);
+        });
       }, add_range, &shared_seen);
     }
   }

@@ -125,7 +125,7 @@ void unmap_chunk(kernel& k, const chunk& c, const uint64_t* evict) {
       }
     }
   }
-  k.cache_mm = nullptr;
+  k.forget_walks();
 }
 
 // 2.4's swap_out(): scans the processes' page tables round robin from (swap_pid,
@@ -176,7 +176,7 @@ void swap_out(kernel& k, uint64_t want) {
       });
     }
     for (const auto& [a, v] : zaps) zap_range(k, mm, *v, a, a + (vaddr{1} << shift), false);
-    k.cache_mm = nullptr;
+    k.forget_walks();
     if (stop) {
       l.swap_pid = it->first;
       l.swap_address = stop;
