@@ -204,21 +204,23 @@ void pt_store::set_present_slow(pte_table* t, uint32_t w, uint64_t m) {
   if (!m) return;
   t->nr_present = static_cast<uint16_t>(t->nr_present + popcount64(m));
   if (t->packed_) {
-    uint64_t add = 0;  // the blocks of word w that m touches
-    for (uint32_t j = 0; j < 4; ++j)
-      if ((m >> (16 * j)) & 0xffff) add |= uint64_t{1} << (4 * w + j);
+    uint64_t add = 0;  // the blocks of word w that m touches (a fault-around window: one)
+    for (uint64_t x = m; x;) {
+      const uint32_t j = uint32_t(__builtin_ctzll(x)) >> 4;
+      add |= uint64_t{1} << (4 * w + j);
+      x &= ~(uint64_t{0xffff} << (16 * j));
+    }
     if (popcount64(t->pk_.blocks | add) <= kPackedBlocks) {
-      for (uint32_t j = 0; j < 4; ++j) {
-        const auto bits = static_cast<uint16_t>(m >> (16 * j));
-        if (!bits) continue;
-        const uint32_t b = 4 * w + j;
+      for (; add; add &= add - 1) {
+        const auto b = uint32_t(__builtin_ctzll(add));
         const int pos = popcount64(t->pk_.blocks & ((uint64_t{1} << b) - 1));
         if (!((t->pk_.blocks >> b) & 1)) {  // a new block: the ones after it move up
-          for (int k = popcount64(t->pk_.blocks); k > pos; --k) t->pk_.mask[k] = t->pk_.mask[k - 1];
+          const int n = popcount64(t->pk_.blocks);
+          std::memmove(&t->pk_.mask[pos + 1], &t->pk_.mask[pos], sizeof(uint16_t) * size_t(n - pos));
           t->pk_.mask[pos] = 0;
           t->pk_.blocks |= uint64_t{1} << b;
         }
-        t->pk_.mask[pos] = static_cast<uint16_t>(t->pk_.mask[pos] | bits);
+        t->pk_.mask[pos] = static_cast<uint16_t>(t->pk_.mask[pos] | (m >> (16 * (b - 4 * w))));
       }
       return;
     }
