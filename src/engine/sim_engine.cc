@@ -42,7 +42,7 @@ status touch_random(sim_kernel& k, const op& o, const std::function<status(uint6
   // A batch at a time, repeats dropped (first_touches, across batches), so that the host
   // memory of a touch follows the distinct pages it touches, not its count. Uniform
   // pages are distinct already.
-  touch_page_gen g(o);
+  touch_page_gen g(o, k.profile().paging.page_size());
   page_set seen(o.pattern == touch_pattern::zipf ? g.limit() : 0);
   std::vector<uint64_t> batch;
   while (g.next(batch, kTouchBatch)) {

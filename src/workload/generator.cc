@@ -282,7 +282,7 @@ class generator {
         o.pattern = ph.pattern;
         if (ph.pattern == touch_pattern::stride) o.stride = ph.stride;
         if (ph.pattern == touch_pattern::uniform || ph.pattern == touch_pattern::zipf) {
-          const double pages = double(len / kPage);
+          const double pages = double(len / sc_.profile.paging.page_size());  // the kernel's pages
           o.count = std::max<uint64_t>(1, uint64_t(std::llround(ph.fraction * pages)));
           o.seed = splitmix64(splitmix64(sc_.seed) ^ uint64_t(out_.ops.size()));
           if (ph.pattern == touch_pattern::zipf) o.theta = ph.theta;

@@ -147,10 +147,10 @@ struct touch_page_gen::state {
   }
 };
 
-touch_page_gen::touch_page_gen(const op& o) : st_(std::make_unique<state>(o)) {
+touch_page_gen::touch_page_gen(const op& o, bytes page_size) : st_(std::make_unique<state>(o)) {
   state& s = *st_;
-  s.pages = o.len / 4096;
-  s.first = o.off / 4096;
+  s.pages = o.len / page_size;
+  s.first = o.off / page_size;
   if (s.pages == 0) return;
   if (o.pattern == touch_pattern::uniform) {
     count_ = std::min(o.count, s.pages);
@@ -222,8 +222,8 @@ bool touch_page_gen::next(std::vector<uint64_t>& out, size_t max) {
   return true;
 }
 
-std::vector<uint64_t> touch_page_list(const op& o) {
-  touch_page_gen g(o);
+std::vector<uint64_t> touch_page_list(const op& o, bytes page_size) {
+  touch_page_gen g(o, page_size);
   std::vector<uint64_t> out, batch;
   out.reserve(std::min<uint64_t>(g.total(), uint64_t{1} << 20));
   while (g.next(batch, size_t{1} << 16)) out.insert(out.end(), batch.begin(), batch.end());

@@ -43,9 +43,12 @@ class rng {
 // whole list would need that many words of host memory before the first page is touched.
 // The generator's own memory follows the pages it has produced (the uniform pattern's
 // record of pages drawn), so a run's host memory follows what it touches.
+//
+// Pages are the kernel's (page_size: its paging format's, 4 KiB or 64 KiB): a uniform
+// touch of 10% draws 10% of those, as the process would fault them.
 class touch_page_gen {
  public:
-  explicit touch_page_gen(const op& o);
+  touch_page_gen(const op& o, bytes page_size);
   ~touch_page_gen();
   touch_page_gen(const touch_page_gen&) = delete;
   touch_page_gen& operator=(const touch_page_gen&) = delete;
@@ -64,10 +67,10 @@ class touch_page_gen {
 };
 
 // The page indices a uniform or zipf touch op selects, in access order: every batch of
-// touch_page_gen. `pages` = op.len / 4096. For `uniform`, count distinct pages; for
+// touch_page_gen. `pages` = op.len / page_size. For `uniform`, count distinct pages; for
 // `zipf`, count accesses (pages may repeat), rank r mapped to page (r * step) mod pages
 // with a step coprime to pages, so hot pages are spread over the range.
-std::vector<uint64_t> touch_page_list(const op& o);
+std::vector<uint64_t> touch_page_list(const op& o, bytes page_size);
 
 // A set of page indices whose memory follows its size: a hash set while it is small
 // against the range, a dense bitmap of the range once that is smaller (or the range is

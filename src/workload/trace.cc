@@ -549,13 +549,15 @@ class trace_parser {
     if (!opt.count("count")) return err(uint32_t(line_.size() + 1), "a uniform or zipf touch needs count=");
     if (status s = u64_value(*opt["count"], o.count); !s.ok()) return s;
     if (o.count == 0) return err_value(*opt["count"], "count must not be 0");
-    if (o.pattern == touch_pattern::uniform && o.count > o.len / kPage)
+    // Pages of the kernel's page size: the unit the engines draw (touch_page_gen).
+    const uint64_t pages = o.len / prof_.paging.page_size();
+    if (o.pattern == touch_pattern::uniform && o.count > pages)
       return err_value(*opt["count"], "count=" + std::to_string(o.count) + " is more than the " +
-                                          std::to_string(o.len / kPage) + " pages in the range");
+                                          std::to_string(pages) + " pages in the range");
     // The engines materialise the access list: bound it as scenarios do (fraction <= 100).
-    if (o.pattern == touch_pattern::zipf && o.len / kPage < UINT64_MAX / 100 && o.count > o.len / kPage * 100)
+    if (o.pattern == touch_pattern::zipf && pages < UINT64_MAX / 100 && o.count > pages * 100)
       return err_value(*opt["count"], "count=" + std::to_string(o.count) + " is more than 100 accesses per page of the " +
-                                          std::to_string(o.len / kPage) + " pages in the range");
+                                          std::to_string(pages) + " pages in the range");
     o.seed = 1;
     if (opt.count("seed"))
       if (status s = u64_value(*opt["seed"], o.seed); !s.ok()) return s;

@@ -72,9 +72,9 @@ TEST(ProcfsTest, StatusGivesVmPteInBytesAndRssInPages) {
   auto s = parse_status(kStatus618);
   ASSERT_TRUE(s.ok()) << s.error().message();
   EXPECT_EQ(s->vmpte, 44ull * 1024);
-  EXPECT_EQ(s->rss_anon, 36u);
-  EXPECT_EQ(s->rss_file, 453u);
-  EXPECT_EQ(s->rss_shmem, 2u);
+  EXPECT_EQ(s->rss_anon, 144u * 1024);  // "RssAnon: 144 kB"
+  EXPECT_EQ(s->rss_file, 1812u * 1024);
+  EXPECT_EQ(s->rss_shmem, 8u * 1024);
 }
 
 TEST(ProcfsTest, StatusWithoutRssLinesOrVmPte) {

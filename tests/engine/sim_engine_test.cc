@@ -4,6 +4,7 @@
 
 #include "engine/engine.h"
 #include "report/report.h"
+#include "vmlab/op_builder.h"
 
 namespace vmlab {
 namespace {
@@ -118,6 +119,25 @@ TEST(SimEngine, VmPTELineOnlyOnKernelsThatHaveIt) {
   EXPECT_FALSE(to_json(old.value())["vmpte_line"].get<bool>());
   EXPECT_FALSE(to_json(today.value()).contains("vmpte_line"));
   EXPECT_NE(format_table(today.value()).find("VmPTE (max, one process):"), std::string::npos);
+}
+
+// A random touch draws the kernel's pages. On ppc64's 64 KiB pages, 1,000 distinct pages
+// of a 1 GiB mapping (16,384 of them) are 1,000 write faults and 1,000 pages of RssAnon;
+// 4 KiB page indices (262,144 of them) would lie outside the mapping and end the run.
+TEST(SimEngine, RandomTouchesDrawTheKernelsPages) {
+  op_stream s;
+  s.source = "test/ppc64-64k-uniform";
+  s.machine.profile = "linux-6.18-ppc64";
+  s.map_names = {"heap"};
+  s.ops = {ops::spawn(1), ops::mmap_anon(1, 0, GiB), ops::touch(1, 0, 0, GiB).write().uniform(1000, 7)};
+  auto r = run_sim(s);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  ASSERT_TRUE(r->failures.empty()) << r->failures.front().error;
+  EXPECT_EQ(r->page_size, 64 * KiB);
+  EXPECT_EQ(r->faults, 1000u);
+  ASSERT_FALSE(r->samples.empty());
+  ASSERT_EQ(r->samples.back().procs.size(), 1u);
+  EXPECT_EQ(r->samples.back().procs[0].rss_anon, 1000u);
 }
 
 }  // namespace

@@ -13,9 +13,11 @@
 namespace vmlab {
 namespace {
 
+constexpr bytes kPage4k = 4096;
+
 // The uniform pattern as it was before issue 11: one list, a dense permutation.
-std::vector<uint64_t> dense_uniform(const op& o) {
-  const uint64_t pages = o.len / 4096, count = std::min(o.count, pages);
+std::vector<uint64_t> dense_uniform(const op& o, bytes page = kPage4k) {
+  const uint64_t pages = o.len / page, count = std::min(o.count, pages);
   rng r(o.seed);
   std::vector<uint64_t> out;
   if (count * 2 <= pages) {
@@ -34,7 +36,7 @@ std::vector<uint64_t> dense_uniform(const op& o) {
       out.push_back(perm[i]);
     }
   }
-  for (auto& p : out) p += o.off / 4096;
+  for (auto& p : out) p += o.off / page;
   return out;
 }
 
@@ -57,8 +59,8 @@ TEST(TouchPageGen, UniformMatchesTheDenseShuffle) {
     for (uint64_t count : {pages / 3, pages * 3 / 4, pages}) {
       const op o = touch(touch_pattern::uniform, pages, count, 77 + pages + count);
       const std::vector<uint64_t> want = dense_uniform(o);
-      EXPECT_EQ(touch_page_list(o), want) << pages << " pages, count " << count;
-      touch_page_gen g(o);
+      EXPECT_EQ(touch_page_list(o, kPage4k), want) << pages << " pages, count " << count;
+      touch_page_gen g(o, kPage4k);
       std::vector<uint64_t> got, batch;
       while (g.next(batch, 1000)) got.insert(got.end(), batch.begin(), batch.end());
       EXPECT_EQ(got, want) << pages << " pages, count " << count << " in batches of 1000";
@@ -70,7 +72,7 @@ TEST(TouchPageGen, UniformMatchesTheDenseShuffle) {
 // bitmap) drops exactly the repeats first_touches drops.
 TEST(TouchPageGen, ZipfBatchesAndFirstTouches) {
   const op o = touch(touch_pattern::zipf, uint64_t{1} << 30, 200000, 5);
-  touch_page_gen g(o);
+  touch_page_gen g(o, kPage4k);
   std::vector<uint64_t> all, batch, firsts;
   page_set seen(o.off / 4096 + o.len / 4096);
   while (g.next(batch, 4096))
@@ -79,9 +81,26 @@ TEST(TouchPageGen, ZipfBatchesAndFirstTouches) {
       if (seen.insert(p)) firsts.push_back(p);
     }
   EXPECT_EQ(all.size(), 200000u);
-  EXPECT_EQ(all, touch_page_list(o));
+  EXPECT_EQ(all, touch_page_list(o, kPage4k));
   EXPECT_EQ(firsts, first_touches(all));
   EXPECT_LT(firsts.size(), all.size());  // Zipf repeats its hot pages
+}
+
+// The pages are the kernel's: on a 64 KiB-page kernel a range has a sixteenth as many,
+// and every page drawn lies inside it (a 4 KiB index would lie outside the mapping).
+TEST(TouchPageGen, DrawsTheKernelsPages) {
+  constexpr bytes k64k = 65536;
+  op o = touch(touch_pattern::uniform, 16 * 1000, 300, 9);  // 16,000 4 KiB pages
+  o.off = 2 * k64k;
+  const std::vector<uint64_t> got = touch_page_list(o, k64k);
+  EXPECT_EQ(got, dense_uniform(o, k64k));
+  ASSERT_EQ(got.size(), 300u);
+  for (uint64_t p : got) {
+    EXPECT_GE(p, o.off / k64k);
+    EXPECT_LT(p, (o.off + o.len) / k64k);
+  }
+  touch_page_gen g(o, k64k);
+  EXPECT_EQ(g.limit(), (o.off + o.len) / k64k);
 }
 
 TEST(PageSet, TurnsDenseWithoutLosingPages) {

@@ -97,6 +97,22 @@ pattern = "uniform"
 fraction = 0.001
 )";
 
+// A fraction counts the kernel's pages: 0.001 of 512 MiB is 131 pages of 4 KiB on
+// linux-6.18, 8 pages of 64 KiB on linux-6.18-ppc64.
+TEST(Scenario, FractionCountsTheKernelsPages) {
+  std::string text = kOltp;
+  const std::string x86 = "profile = \"linux-6.18\"\n[kernel.overrides]\npti = false\n";
+  ASSERT_NE(text.find(x86), std::string::npos);
+  text.replace(text.find(x86), x86.size(), "profile = \"linux-6.18-ppc64\"\n[kernel.overrides]\n");
+  auto uniform_count = [](const op_stream& s) {
+    for (const op& o : s.ops)
+      if (o.kind == op_kind::touch && o.pattern == touch_pattern::uniform) return o.count;
+    return uint64_t{0};
+  };
+  EXPECT_EQ(uniform_count(gen(text)), 8u);      // llround(0.001 * 8192)
+  EXPECT_EQ(uniform_count(gen(kOltp)), 131u);  // llround(0.001 * 131072)
+}
+
 TEST(Scenario, GeneratesTheDocumentedOpStream) {
   op_stream s = gen(kOltp);
   EXPECT_EQ(s.source, "oltp");

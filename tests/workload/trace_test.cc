@@ -448,6 +448,9 @@ TEST(TraceErrors, WholeMessagesAndPositions) {
             "3:25: count=3 is more than the 2 pages in the range");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len=8KiB\ntouch 1 a zipf count=201\n"),
             "3:22: count=201 is more than 100 accesses per page of the 2 pages in the range");
+  // The kernel's pages: 1 MiB is 16 pages of 64 KiB on ppc64.
+  EXPECT_EQ(fail("machine profile=linux-6.18-ppc64\nspawn 1\nmmap 1 a len=1MiB\ntouch 1 a uniform count=17\n"),
+            "4:25: count=17 is more than the 16 pages in the range");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len=8KiB\ntouch 1 a stride=3000\n"),
             "3:18: stride must be a power of two >= 4096, not 3000");
   EXPECT_EQ(fail("spawn 1\nmmap 1 a len=8KiB\nmprotect 1 a\n"), "3:13: mprotect needs prot=");

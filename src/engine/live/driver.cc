@@ -384,7 +384,7 @@ status driver::call(uint32_t pid, const command& c, const void* payload, size_t 
   return recv_reply(it->second, r);
 }
 
-status driver::touch_pages(uint32_t pid, uint64_t base, const std::vector<uint64_t>& pages, bool write, reply& r) {
+status driver::touch_pages(uint32_t pid, uint64_t base, bytes page, const std::vector<uint64_t>& pages, bool write, reply& r) {
   auto it = workers_.find(pid);
   if (it == workers_.end()) return status::io_error("no host process for pid " + std::to_string(pid));
   r = reply{};
@@ -392,6 +392,7 @@ status driver::touch_pages(uint32_t pid, uint64_t base, const std::vector<uint64
     command c;
     c.kind = cmd_kind::touch_pages;
     c.addr = base;
+    c.stride = page;
     c.write = write;
     c.count = static_cast<uint32_t>(std::min<size_t>(kPagesPerMessage, pages.size() - i));
     if (status s = send_cmd(it->second, c, pages.data() + i, c.count * sizeof(uint64_t), -1); !s.ok()) return s;

@@ -86,7 +86,7 @@ class driver {
   status exit(uint32_t pid);
   // One command, one reply.
   status call(uint32_t pid, const command& c, reply& r);
-  status touch_pages(uint32_t pid, uint64_t base, const std::vector<uint64_t>& pages, bool write, reply& r);
+  status touch_pages(uint32_t pid, uint64_t base, bytes page, const std::vector<uint64_t>& pages, bool write, reply& r);
   // One command with a payload (at most kMaxMessage - sizeof(command) bytes), one reply.
   status call(uint32_t pid, const command& c, const void* payload, size_t payload_bytes, reply& r);
 

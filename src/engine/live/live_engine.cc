@@ -347,11 +347,12 @@ class live_run {
       c.addr = base + o.off;
       c.len = o.len;
       c.kind = cmd_kind::touch_range;
-      c.stride = o.pattern == touch_pattern::all ? 4096 : std::max<bytes>(o.stride, 1);
+      c.stride = o.pattern == touch_pattern::all ? shadow_.profile().paging.page_size() : std::max<bytes>(o.stride, 1);
       c.write = o.write;
       return d_.call(o.pid, c, rep);
     }
-    return d_.touch_pages(o.pid, base, touch_page_list(o), o.write, rep);
+    const bytes page = shadow_.profile().paging.page_size();
+    return d_.touch_pages(o.pid, base, page, touch_page_list(o, page), o.write, rep);
   }
 
   // read/readv/write for real: pread/preadv/pwrite on the object's file into the mapping
@@ -515,9 +516,10 @@ class live_run {
       p.pid = pid;
       p.vmpte = st->vmpte;
       p.vmpte_workload = sat_sub(st->vmpte, w.base.vmpte);
-      p.rss_anon = sat_sub(st->rss_anon, w.base.rss_anon);
-      p.rss_file = sat_sub(st->rss_file, w.base.rss_file);
-      p.rss_shmem = sat_sub(st->rss_shmem, w.base.rss_shmem);
+      const bytes page = shadow_.profile().paging.page_size();
+      p.rss_anon = sat_sub(st->rss_anon, w.base.rss_anon) / page;
+      p.rss_file = sat_sub(st->rss_file, w.base.rss_file) / page;
+      p.rss_shmem = sat_sub(st->rss_shmem, w.base.rss_shmem) / page;
       p.hugetlb = sat_sub(st->hugetlb, w.base.hugetlb);
       p.min_flt = sat_sub(mf.value(), w.minflt0);
       baselines += int64_t(w.base.vmpte);
@@ -557,7 +559,7 @@ class live_run {
       if (::syscall(kSysCachestat, d_.object_fd(int32_t(i)), &range, &cs, 0u) != 0) return;
       pages += cs.nr_cache;
     }
-    out.cached_workload = pages * 4096;
+    out.cached_workload = pages * shadow_.profile().paging.page_size();
     out.cached_known = true;
   }
 
@@ -877,14 +879,15 @@ result<bytes> estimate_peak_memory(const op_stream& s) {
   if (!kr.ok()) return kr.error();
   sim_kernel& k = *kr.value();
   bytes objects = 0;
-  for (const auto& o : s.objects) objects += round_up(o.size, 4096);
+  const bytes page = k.profile().paging.page_size();
+  for (const auto& o : s.objects) objects += round_up(o.size, page);
   bytes most = 0;
   auto measure = [&] {
     const sample smp = k.snapshot("");
     bytes anon = 0, cache = 0;
     for (const auto& p : smp.procs) {
-      anon += p.rss_anon * 4096;  // COW-shared pages count once per process: an upper bound
-      cache += (p.rss_file + p.rss_shmem) * 4096;
+      anon += p.rss_anon * page;  // COW-shared pages count once per process: an upper bound
+      cache += (p.rss_file + p.rss_shmem) * page;
     }
     most = std::max(most, anon + std::min(cache, objects));
   };

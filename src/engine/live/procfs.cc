@@ -166,7 +166,7 @@ result<proc_status> parse_status(std::string_view text) {
   for (auto& r : rss) {
     auto v = kb_field(text, r.key, "/proc/PID/status");
     if (!v.ok()) return v.error();
-    if (v.value().has_value()) *r.out = *v.value() / 4096;
+    if (v.value().has_value()) *r.out = *v.value();
   }
   auto vmrss = kb_field(text, "VmRSS", "/proc/PID/status");
   if (!vmrss.ok()) return vmrss.error();

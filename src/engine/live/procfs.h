@@ -5,7 +5,7 @@
 // Why a seam: the parsers are pure functions of text, and every read goes through a
 // proc_source, so tests feed captured text from any kernel version without a live host,
 // and the engine reads the real files. Figures come back in vmlab's units: bytes for
-// sizes the kernel prints in kB, pages for RSS.
+// sizes the kernel prints in kB (the caller divides by its page size for pages).
 #pragma once
 
 #include <cstdint>
@@ -61,9 +61,9 @@ struct meminfo {
 struct proc_status {
   bytes vmpte = 0;            // VmPTE, bytes
   bytes vmrss = 0;            // VmRSS, bytes (0 when absent)
-  uint64_t rss_anon = 0;      // RssAnon, pages
-  uint64_t rss_file = 0;      // RssFile, pages
-  uint64_t rss_shmem = 0;     // RssShmem, pages
+  bytes rss_anon = 0;         // RssAnon, bytes
+  bytes rss_file = 0;         // RssFile, bytes
+  bytes rss_shmem = 0;        // RssShmem, bytes
   bytes hugetlb = 0;          // HugetlbPages, bytes (4.4+; 0 when absent)
 };
 

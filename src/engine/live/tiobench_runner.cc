@@ -225,7 +225,7 @@ bool run_mmap(test_state& st, int fd, uint32_t thread, char* buf, thread_stats& 
 void test_thread(test_state& st, int fd, uint32_t thread, std::latch& ready) {
   const tiobench_spec& s = st.s;
   void* mem = nullptr;
-  if (::posix_memalign(&mem, 4096, s.block_bytes) != 0) mem = nullptr;
+  if (::posix_memalign(&mem, size_t(::sysconf(_SC_PAGESIZE)), s.block_bytes) != 0) mem = nullptr;
   char* buf = static_cast<char*>(mem);
   if (buf) std::memset(buf, 0xa5, s.block_bytes);
   ready.count_down();

@@ -77,7 +77,7 @@ __attribute__((noinline)) void prefault_stack() {
 }
 
 void prefault_buffer(unsigned char* buf) {
-  for (size_t i = 0; i < kBufBytes; i += 4096) reinterpret_cast<volatile unsigned char*>(buf)[i] = 0;
+  for (size_t i = 0; i < kBufBytes; i += size_t(::sysconf(_SC_PAGESIZE))) reinterpret_cast<volatile unsigned char*>(buf)[i] = 0;
 }
 
 // A touch the kernel answers with SIGBUS (hugetlb_no_page with no free huge page) jumps
@@ -96,7 +96,6 @@ void on_sigbus(int sig) {
 // The touches must not be instrumented: under ASan every access would also read the shadow
 // of the workload range and give the worker page tables the workload did not cause.
 __attribute__((noinline, no_sanitize_address)) uint64_t touch_range(uint64_t addr, uint64_t len, uint64_t stride, bool write) {
-  if (stride == 0) stride = 4096;
   uint64_t n = 0;
   for (uint64_t a = addr; a < addr + len; a += stride, ++n) {
     g_touched = n;
@@ -111,12 +110,12 @@ __attribute__((noinline, no_sanitize_address)) uint64_t touch_range(uint64_t add
   return n;
 }
 
-__attribute__((noinline, no_sanitize_address)) uint64_t touch_pages(uint64_t base, const unsigned char* idx, uint32_t count, bool write) {
+__attribute__((noinline, no_sanitize_address)) uint64_t touch_pages(uint64_t base, uint64_t page, const unsigned char* idx, uint32_t count, bool write) {
   for (uint32_t i = 0; i < count; ++i) {
     g_touched = i;
     uint64_t pg;
     std::memcpy(&pg, idx + size_t{i} * sizeof pg, sizeof pg);
-    volatile uint8_t* p = reinterpret_cast<volatile uint8_t*>(base + (pg << 12));
+    volatile uint8_t* p = reinterpret_cast<volatile uint8_t*>(base + pg * page);
     if (write) {
       *p = 1;
     } else {
@@ -146,7 +145,7 @@ outcome run_touch(const command& c, const unsigned char* payload) {
   if (c.kind == cmd_kind::touch_range)
     o.value = static_cast<int64_t>(touch_range(c.addr, c.len, c.stride, c.write != 0));
   else
-    o.value = static_cast<int64_t>(touch_pages(c.addr, payload, c.count, c.write != 0));
+    o.value = static_cast<int64_t>(touch_pages(c.addr, c.stride, payload, c.count, c.write != 0));
   g_in_touch = 0;
   return o;
 }
@@ -222,10 +221,11 @@ __attribute__((noinline)) outcome handle(const command& c, const unsigned char* 
       if (::madvise(addr, c.len, c.advice == cmd_advice::hugepage ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) != 0) o.err = errno;
       break;
     case cmd_kind::touch_range:
+      if (c.stride == 0) { o.err = EINVAL; break; }
       o = run_touch(c, payload);
       break;
     case cmd_kind::touch_pages:
-      if (payload_bytes < size_t{c.count} * sizeof(uint64_t) || c.count > kPagesPerMessage) { o.err = EINVAL; break; }
+      if (payload_bytes < size_t{c.count} * sizeof(uint64_t) || c.count > kPagesPerMessage || c.stride == 0) { o.err = EINVAL; break; }
       o = run_touch(c, payload);
       break;
     case cmd_kind::file_io:

@@ -29,8 +29,8 @@ enum class cmd_kind : uint32_t {
   mprotect,       // addr, len, prot
   dontneed,       // addr, len: madvise(MADV_DONTNEED)
   advise,         // addr, len, advice: madvise(MADV_HUGEPAGE / MADV_NOHUGEPAGE)
-  touch_range,    // addr, len, stride, write: one byte every stride bytes
-  touch_pages,    // addr, write, count page indices following the command
+  touch_range,    // addr, len, stride, write: one byte every stride bytes (stride > 0)
+  touch_pages,    // addr, stride (the page size), write, count page indices following the command
   fork,           // the child's control socket rides along as SCM_RIGHTS
   exit,           // _exit(0) without a reply
   ping,           // reply only
