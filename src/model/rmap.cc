@@ -197,6 +197,12 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
           add_range(vlo, vhi);  // every entry maps its object page
           return;
         }
+        if (vlo == base && vhi == base + k.geo.table_span() && !t->anonmap()) {
+          // The whole table lies in the VMA (the usual case): word w is object page pg0 + 64w on.
+          const auto pg0 = uint64_t(v.pgoff_at_signed(base, k.geo.shift));
+          t->for_each_word([&](uint32_t w, uint64_t present) { om.bits.or_window(pg0 + 64 * w, present); });
+          return;
+        }
         t->for_each_word([&](uint32_t w, uint64_t present) {
           const vaddr wlo = base + w * k.geo.word_span(), whi = wlo + k.geo.word_span();
           const vaddr lo = std::max(wlo, v.vm_start), hi = std::min(whi, v.vm_end);
