@@ -353,24 +353,35 @@ namespace {
 gfp_zone pte_gfp(const kernel& k) { return k.prof.zones.highpte ? gfp_zone::highuser : gfp_zone::kernel; }
 }  // namespace
 
+namespace {
+
+// The child in slot x of directory d (level index child_idx), allocated when absent and
+// `alloc`, made private when uniform. nullptr when absent (and *oom when out of memory).
+// Materializing forgets the walk caches.
+void* walk_slot(kernel& k, mm_struct& mm, pt_dir* d, uint32_t x, int child_idx, bool alloc, bool* oom) {
+  void*& s = d->slot[x];
+  if (!s) {
+    if (!alloc) return nullptr;
+    s = pt_alloc(k, mm, child_idx, d);
+    if (!s) { *oom = true; return nullptr; }
+    ++d->nr_used;
+  }
+  if (is_uniform(s)) pt_materialize(k, d, x, child_idx);
+  return s;
+}
+
+}  // namespace
+
 pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom) {
   const paging_format& f = k.prof.paging;
   const vaddr base = k.geo.table_base(addr);
   if (k.cache_mm == &mm && k.cache_base == base) return k.cache_pte;
   const int last = f.nr_levels - 2;  // the directory that points at PTE tables
   pt_dir* d = dir_walk(k, mm, last, addr, alloc, oom);
-  if (!d) return nullptr;
-  const uint32_t x = f.index(last, addr);
-  if (d->is_leaf(x)) return nullptr;  // a huge page maps it: no table below
-  void*& s = d->slot[x];
-  if (!s) {
-    if (!alloc) return nullptr;
-    s = pt_alloc(k, mm, last + 1, d);
-    if (!s) { *oom = true; return nullptr; }
-    ++d->nr_used;
-  }
-  if (is_uniform(s)) {
-    pt_materialize(k, d, x, last + 1);  // forgets the walks: d is cached again below
+  if (!d || d->is_leaf(f.index(last, addr))) return nullptr;  // a huge page maps it: no table below
+  void* s = walk_slot(k, mm, d, f.index(last, addr), last + 1, alloc, oom);
+  if (!s) return nullptr;
+  if (last > 0) {  // again, should walk_slot have made the table private
     k.cache_dir_mm = &mm;
     k.cache_dir_base = addr & ~(f.at(last).table_span() - 1);
     k.cache_dir = d;
@@ -418,15 +429,8 @@ pt_dir* dir_walk(kernel& k, mm_struct& mm, int idx, vaddr addr, bool alloc, bool
   for (int i = 0; i < idx; ++i) {
     const uint32_t x = f.index(i, addr);
     if (d->is_leaf(x)) return nullptr;
-    void*& s = d->slot[x];
-    if (!s) {
-      if (!alloc) return nullptr;
-      s = pt_alloc(k, mm, i + 1, d);
-      if (!s) { *oom = true; return nullptr; }
-      ++d->nr_used;
-    }
-    if (is_uniform(s)) pt_materialize(k, d, x, i + 1);
-    d = static_cast<pt_dir*>(s);
+    d = static_cast<pt_dir*>(walk_slot(k, mm, d, x, i + 1, alloc, oom));
+    if (!d) return nullptr;
   }
   if (pmd) {
     k.cache_dir_mm = &mm;
