@@ -347,13 +347,7 @@ status write_fault_none(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr bas
   return {};
 }
 
-}  // namespace
-
-namespace {
 gfp_zone pte_gfp(const kernel& k) { return k.prof.zones.highpte ? gfp_zone::highuser : gfp_zone::kernel; }
-}  // namespace
-
-namespace {
 
 // The child in slot x of directory d (level index child_idx), allocated when absent and
 // `alloc`, made private when uniform. nullptr when absent (and *oom when out of memory).
@@ -377,11 +371,12 @@ pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom)
   const vaddr base = k.geo.table_base(addr);
   if (k.cache_mm == &mm && k.cache_base == base) return k.cache_pte;
   const int last = f.nr_levels - 2;  // the directory that points at PTE tables
+  const uint32_t x = f.index(last, addr);
   pt_dir* d = dir_walk(k, mm, last, addr, alloc, oom);
-  if (!d || d->is_leaf(f.index(last, addr))) return nullptr;  // a huge page maps it: no table below
-  void* s = walk_slot(k, mm, d, f.index(last, addr), last + 1, alloc, oom);
+  if (!d || d->is_leaf(x)) return nullptr;  // a huge page maps it: no table below
+  void* s = walk_slot(k, mm, d, x, last + 1, alloc, oom);
   if (!s) return nullptr;
-  if (last > 0) {  // again, should walk_slot have made the table private
+  if (last > 0) {  // dir_walk cached d, but materializing the table forgot it
     k.cache_dir_mm = &mm;
     k.cache_dir_base = addr & ~(f.at(last).table_span() - 1);
     k.cache_dir = d;

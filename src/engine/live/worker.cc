@@ -77,7 +77,8 @@ __attribute__((noinline)) void prefault_stack() {
 }
 
 void prefault_buffer(unsigned char* buf) {
-  for (size_t i = 0; i < kBufBytes; i += size_t(::sysconf(_SC_PAGESIZE))) reinterpret_cast<volatile unsigned char*>(buf)[i] = 0;
+  const auto page = size_t(::sysconf(_SC_PAGESIZE));
+  for (size_t i = 0; i < kBufBytes; i += page) reinterpret_cast<volatile unsigned char*>(buf)[i] = 0;
 }
 
 // A touch the kernel answers with SIGBUS (hugetlb_no_page with no free huge page) jumps
