@@ -217,19 +217,16 @@ void undo_add_to_page_cache(kernel& k, int32_t obj, uint64_t pg) {
 }
 
 bool add_to_page_cache_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
-  const uint64_t end = pg + n;
-  for (uint64_t p = pg; p < end;) {
-    const uint64_t w = p / 64, lo = p % 64, hi = std::min<uint64_t>(64, end - w * 64);
-    const uint64_t bits = bit_span(lo, hi - lo);
-    if (!add_to_page_cache_word(k, obj, w, bits)) {
-      // Undo what this call added, last page first (as it went onto reclaim's list): it
-      // leaves nothing changed.
-      for (uint64_t q = p; q-- > pg;) undo_add_to_page_cache(k, obj, q);
-      return false;
-    }
-    p = w * 64 + hi;
-  }
-  return true;
+  uint64_t failed = 0;  // the first page of the word that did not fit
+  if (for_each_bit_word(pg, n, [&](uint64_t w, uint64_t bits) {
+        failed = w * 64 + uint64_t(__builtin_ctzll(bits));
+        return add_to_page_cache_word(k, obj, w, bits);
+      }))
+    return true;
+  // Undo what this call added, last page first (as it went onto reclaim's list): it
+  // leaves nothing changed.
+  for (uint64_t q = failed; q-- > pg;) undo_add_to_page_cache(k, obj, q);
+  return false;
 }
 
 bool add_huge_folio(kernel& k, int32_t obj, uint64_t first, uint64_t n) {
@@ -319,20 +316,16 @@ namespace {
 // word: a read or write may be larger than memory, and reclaim then takes its own first
 // pages (already dirtied, so written back first).
 bool fill_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n, bool access, bool dirty, uint64_t* added) {
-  const uint64_t end = pg + n;
-  for (uint64_t p = pg; p < end;) {
-    const uint64_t w = p / 64, lo = p % 64, hi = std::min<uint64_t>(64, end - w * 64);
-    const uint64_t span = bit_span(lo, hi - lo);
+  return for_each_bit_word(pg, n, [&](uint64_t w, uint64_t span) {
     reclaim_point(k, 64 + k.prof.paging.nr_levels);
     mem_object& o = k.objects[size_t(obj)];
     const uint64_t cached = span & o.resident.word(w);
     if (access && cached && o.kind == object_kind::file) o.referenced.word_ref(w) |= cached;
     if (!add_to_page_cache_word(k, obj, w, span & ~cached)) return false;
     *added += uint64_t(popcount64(span & ~cached));
-    if (dirty) filemap_dirty_range(k, obj, w * 64 + lo, hi - lo);
-    p = w * 64 + hi;
-  }
-  return true;
+    if (dirty) filemap_dirty_range(k, obj, w * 64 + uint64_t(__builtin_ctzll(span)), uint64_t(popcount64(span)));
+    return true;
+  });
 }
 
 }  // namespace

@@ -52,7 +52,6 @@ status copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_ta
       k.store.ensure_anon(s, entries);
       if (!s->anon()[i]) s->anon()[i] = k.pm.share_anon(v.anon_vma);
       if (!rmap_dup_anon(k, s->anon()[i])) {
-        if (d->nr_present == d->nwords * 64) k.store.set_full(d);
         return oom_status(k, "a pte_chain", gfp_zone::kernel);
       }
       k.store.ensure_anon(d, entries);
@@ -63,7 +62,6 @@ status copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_ta
     } else if (!v.is_anon()) {
       uint64_t done = 0;
       if (!rmap_add_object_word(k, v.object, int64_t(obj_pg(i)), 1, done)) {
-        if (d->nr_present == d->nwords * 64) k.store.set_full(d);
         return oom_status(k, "a pte_chain", gfp_zone::kernel);
       }
       ++object_rss(k, dst, v);
@@ -78,7 +76,6 @@ status copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_ta
       }
     }
   }
-  if (d->nr_present == d->nwords * 64) k.store.set_full(d);
   return {};
 }
 

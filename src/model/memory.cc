@@ -39,12 +39,7 @@ uint64_t bits_in_word(uint32_t from, uint32_t to, uint32_t x) {
 
 // Sets mask[] bits [from, to) (entry indices).
 void set_bits(uint64_t* mask, uint32_t from, uint32_t to) {
-  while (from < to) {
-    const uint32_t w = from >> 6, b = from & 63;
-    const uint32_t n = std::min<uint32_t>(64 - b, to - from);
-    mask[w] |= bit_span(b, n);
-    from += n;
-  }
+  if (from < to) for_each_bit_word(from, to - from, [&](uint64_t w, uint64_t m) { mask[w] |= m; });
 }
 
 // Object page behind entry i of the table at `base`.
@@ -132,10 +127,6 @@ bool map_object_word(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr 
 }
 
 status pte_chain_enomem(const kernel& k) { return oom_status(k, "a pte_chain", gfp_zone::kernel); }
-
-void maybe_full(kernel& k, pte_table* t) {
-  if (t->nr_present == t->nwords * 64 && !t->is_full()) k.store.set_full(t);
-}
 
 // Private/shared write-notify mappings track PTE write permission explicitly.
 bool tracks_writable(const kernel& k, const vm_area_struct& vma) {
@@ -458,9 +449,7 @@ status fault_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, co
     return oom_status(k, "a page-table page", gfp_zone::kernel);
   pte_table* t = pte_walk(k, mm, base, true, &oom);
   if (!t) return oom_status(k, "a page-table page", pte_gfp(k));
-  status s = fault_table_locked(k, mm, vma, base, t, mask, write);
-  maybe_full(k, t);  // also after a failure part-way: the invariant holds on every path
-  return s;
+  return fault_table_locked(k, mm, vma, base, t, mask, write);
 }
 
 namespace {
@@ -535,16 +524,11 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
     map_word(k, t, w, b);  // the zero page
     ++k.faults;
     ++mm.min_flt;
-    maybe_full(k, t);
     return {};
   } else if (vma.is_anon() || (vma.shared && write)) {
-    status s = write_fault_none(k, mm, vma, k.geo.table_base(addr), t, w, b);
-    maybe_full(k, t);
-    return s;
+    return write_fault_none(k, mm, vma, k.geo.table_base(addr), t, w, b);
   } else if (!write) {
-    status s = read_fault_at(k, mm, vma, k.geo.table_base(addr), t, i, nullptr, nullptr);
-    maybe_full(k, t);
-    return s;
+    return read_fault_at(k, mm, vma, k.geo.table_base(addr), t, i, nullptr, nullptr);
   }
   // Everything else (fault-around reads, COW of file pages, write-protect faults).
   uint64_t mask[kMaxPteWords] = {};

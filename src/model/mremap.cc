@@ -70,7 +70,6 @@ bool move_entry(kernel& k, const vm_area_struct& vma, vaddr old_addr, pte_table*
     }
   }
   k.store.set_present(dt, dw, bit(di));
-  if (dt->nr_present == k.geo.entries) k.store.set_full(dt);  // invariant 1 of pgtable.h
   if (writable) {
     k.store.ensure_writable(dt);
     dt->writable()[dw] |= bit(di);

@@ -200,20 +200,31 @@ void pt_store::own_present(pte_table* t) {
   t->bm_.present = w;
 }
 
+namespace {
+
+// The 16-entry blocks of word w that the entries m of that word lie in, as bits of a
+// packed table's block mask (a fault-around window: one).
+uint64_t blocks_of(uint32_t w, uint64_t m) {
+  uint64_t blocks = 0;
+  for (uint64_t x = m; x;) {
+    const uint32_t j = uint32_t(__builtin_ctzll(x)) >> 4;
+    blocks |= uint64_t{1} << (4 * w + j);
+    x &= ~(uint64_t{0xffff} << (16 * j));
+  }
+  return blocks;
+}
+
+}  // namespace
+
 void pt_store::set_present_slow(pte_table* t, uint32_t w, uint64_t m) {
   if (!m) return;
   t->nr_present = static_cast<uint16_t>(t->nr_present + popcount64(m));
   if (t->packed_) {
-    uint64_t add = 0;  // the blocks of word w that m touches (a fault-around window: one)
-    for (uint64_t x = m; x;) {
-      const uint32_t j = uint32_t(__builtin_ctzll(x)) >> 4;
-      add |= uint64_t{1} << (4 * w + j);
-      x &= ~(uint64_t{0xffff} << (16 * j));
-    }
+    uint64_t add = blocks_of(w, m);
     if (popcount64(t->pk_.blocks | add) <= kPackedBlocks) {
       for (; add; add &= add - 1) {
         const auto b = uint32_t(__builtin_ctzll(add));
-        const int pos = popcount64(t->pk_.blocks & ((uint64_t{1} << b) - 1));
+        const int pos = t->block_slot(b);
         if (!((t->pk_.blocks >> b) & 1)) {  // a new block: the ones after it move up
           const int n = popcount64(t->pk_.blocks);
           std::memmove(&t->pk_.mask[pos + 1], &t->pk_.mask[pos], sizeof(uint16_t) * size_t(n - pos));
@@ -227,21 +238,20 @@ void pt_store::set_present_slow(pte_table* t, uint32_t w, uint64_t m) {
   }
   own_present(t);
   t->bm_.present[w] |= m;
+  if (t->nr_present == t->nwords * 64) set_full(t);  // invariant 1
 }
 
 void pt_store::clear_present_word(pte_table* t, uint32_t w, uint64_t m) {
   if (!m) return;
   t->nr_present = static_cast<uint16_t>(t->nr_present - popcount64(m));
   if (t->packed_) {
-    for (uint32_t j = 0; j < 4; ++j) {
-      const auto bits = static_cast<uint16_t>(m >> (16 * j));
-      if (!bits) continue;
-      const uint32_t b = 4 * w + j;
-      const int pos = popcount64(t->pk_.blocks & ((uint64_t{1} << b) - 1));
-      t->pk_.mask[pos] = static_cast<uint16_t>(t->pk_.mask[pos] & ~bits);
+    for (uint64_t drop = blocks_of(w, m); drop; drop &= drop - 1) {
+      const auto b = uint32_t(__builtin_ctzll(drop));
+      const int pos = t->block_slot(b);
+      t->pk_.mask[pos] = static_cast<uint16_t>(t->pk_.mask[pos] & ~(m >> (16 * (b - 4 * w))));
       if (!t->pk_.mask[pos]) {  // the block is empty now: the ones after it move down
         const int n = popcount64(t->pk_.blocks);
-        for (int k = pos; k + 1 < n; ++k) t->pk_.mask[k] = t->pk_.mask[k + 1];
+        std::memmove(&t->pk_.mask[pos], &t->pk_.mask[pos + 1], sizeof(uint16_t) * size_t(n - 1 - pos));
         t->pk_.mask[n - 1] = 0;
         t->pk_.blocks &= ~(uint64_t{1} << b);
       }

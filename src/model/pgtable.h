@@ -66,6 +66,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace vmlab {
@@ -76,14 +77,20 @@ inline int popcount64(uint64_t v) { return __builtin_popcountll(v); }
 inline uint64_t bit_span(uint64_t lo, uint64_t n) { return (n == 64 ? ~uint64_t{0} : ((uint64_t{1} << n) - 1)) << lo; }
 
 // Calls fn(w, mask) for each 64-bit word w of a bitmap that bits [first, first + n) touch,
-// mask selecting those bits of it.
+// in order, mask selecting those bits of it. An fn that returns bool stops the walk by
+// returning false; the walk then returns false.
 template <class F>
-void for_each_bit_word(uint64_t first, uint64_t n, F&& fn) {
+bool for_each_bit_word(uint64_t first, uint64_t n, F&& fn) {
   for (uint64_t i = first, end = first + n; i < end;) {
     const uint64_t lo = i & 63, k = std::min<uint64_t>(64 - lo, end - i);
-    fn(i >> 6, bit_span(lo, k));
+    if constexpr (std::is_same_v<decltype(fn(i >> 6, uint64_t{0})), bool>) {
+      if (!fn(i >> 6, bit_span(lo, k))) return false;
+    } else {
+      fn(i >> 6, bit_span(lo, k));
+    }
     i += k;
   }
+  return true;
 }
 
 inline constexpr int kMaxPteWords = 16;  // 1024 entries (i386 2-level)
@@ -108,21 +115,16 @@ struct pte_table {
   [[nodiscard]] bool test(uint32_t i) const {
     if (packed_) {
       const uint32_t b = i >> 4;
-      if (!((pk_.blocks >> b) & 1)) return false;
-      return (pk_.mask[popcount64(pk_.blocks & ((uint64_t{1} << b) - 1))] >> (i & 15)) & 1;
+      return ((pk_.blocks >> b) & 1) && (pk_.mask[block_slot(b)] >> (i & 15)) & 1;
     }
     return bm_.present && (bm_.present[i >> 6] >> (i & 63)) & 1;
   }
   // Word w of the presence bitmap (entries 64w .. 64w + 63), in either form.
   [[nodiscard]] uint64_t word(uint32_t w) const {
     if (!packed_) return bm_.present ? bm_.present[w] : 0;
-    const uint64_t sub = (pk_.blocks >> (4 * w)) & 0xf;
-    if (!sub) return 0;
-    int pos = popcount64(pk_.blocks & ((uint64_t{1} << (4 * w)) - 1));
-    uint64_t v = 0;
-    for (uint32_t j = 0; j < 4; ++j)
-      if ((sub >> j) & 1) v |= uint64_t{pk_.mask[pos++]} << (16 * j);
-    return v;
+    if (!((pk_.blocks >> (4 * w)) & 0xf)) return 0;
+    int pos = block_slot(4 * w);
+    return packed_word(w, pos);
   }
   // Bit w set for each word w that may be non-zero: in the packed form exactly the words
   // with a block, in the bitmap form every word (for walks that visit present entries).
@@ -143,9 +145,7 @@ struct pte_table {
     int pos = 0;
     for (uint64_t blocks = pk_.blocks; blocks;) {
       const uint32_t w = uint32_t(__builtin_ctzll(blocks)) >> 2;
-      uint64_t v = 0;
-      for (uint64_t sub = (blocks >> (4 * w)) & 0xf; sub; sub &= sub - 1)
-        v |= uint64_t{pk_.mask[pos++]} << (16 * __builtin_ctzll(sub));
+      const uint64_t v = packed_word(w, pos);
       blocks &= ~(uint64_t{0xf} << (4 * w));
       f(w, v);
     }
@@ -164,6 +164,15 @@ struct pte_table {
  private:
   friend class pt_store;
   friend struct pte_table_check;  // check.cc's structural checks of the packed form
+  // Packed form: the index in mask[] of block b (the blocks below it that hold entries).
+  [[nodiscard]] int block_slot(uint32_t b) const { return popcount64(pk_.blocks & ((uint64_t{1} << b) - 1)); }  // b < 64
+  // Packed form: word w from its blocks, the first of which is mask[pos]; pos moves past them.
+  [[nodiscard]] uint64_t packed_word(uint32_t w, int& pos) const {
+    uint64_t v = 0;
+    for (uint64_t sub = (pk_.blocks >> (4 * w)) & 0xf; sub; sub &= sub - 1)
+      v |= uint64_t{pk_.mask[pos++]} << (16 * __builtin_ctzll(sub));
+    return v;
+  }
   // Bitmap form: presence bitmap (nullptr = none present; full_bitmap() = all present)
   // and the per-entry state, each allocated when first needed.
   struct bitmap_form {
@@ -256,10 +265,12 @@ class pt_store {
   // is), clear_present_word marks them absent (REQUIRES: all of them are); both keep
   // nr_present. A table stays packed while it can (no per-entry state, at most
   // kPackedBlocks non-empty blocks) and takes a bitmap when it cannot.
+  // A table whose last entry becomes present takes the shared full bitmap (invariant 1).
   void set_present(pte_table* t, uint32_t w, uint64_t m) {
     if (t->owns_bitmap()) {  // the common dense case, inline
       t->bm_.present[w] |= m;
       t->nr_present = static_cast<uint16_t>(t->nr_present + popcount64(m));
+      if (t->nr_present == t->nwords * 64) set_full(t);
     } else {
       set_present_slow(t, w, m);
     }

@@ -41,8 +41,9 @@ void release_below(kernel& k, int idx, void* node, vaddr base, int32_t object, i
   const int last = f.nr_levels - 1;
   if (idx == last) {
     auto* t = static_cast<pte_table*>(node);
-    for (uint32_t w = 0; !t->empty() && w < t->nwords; ++w)
-      if (const uint64_t m = t->word(w)) rmap_remove_object_word(k, object, first_pg + int64_t(w) * 64, m);
+    t->for_each_word([&](uint32_t w, uint64_t m) {
+      if (m) rmap_remove_object_word(k, object, first_pg + int64_t(w) * 64, m);
+    });
     k.store.clear_present(t);
     k.store.drop_private(t);
     t->nr_present = 0;

@@ -233,11 +233,7 @@ void vmscan_init(kernel& k) {
 void mark_referenced_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
   mem_object& o = k.objects[size_t(obj)];
   if (o.kind != object_kind::file) return;
-  for (uint64_t p = pg; p < pg + n;) {
-    const uint64_t w = p / 64, lo = p % 64, hi = std::min<uint64_t>(64, pg + n - w * 64);
-    o.referenced.word_ref(w) |= bit_span(lo, hi - lo);
-    p = w * 64 + hi;
-  }
+  for_each_bit_word(pg, n, [&](uint64_t w, uint64_t bits) { o.referenced.word_ref(w) |= bits; });
 }
 
 void lru_add(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
