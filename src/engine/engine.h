@@ -18,14 +18,18 @@ class sim_kernel;
 // Applies one op to a simulated kernel (the sim engine's step; the live engine's shadow
 // uses it too, so both engines resolve every op identically).
 status apply_op(sim_kernel& k, const op& o);
-// A uniform or zipf touch op, applied a batch of kTouchBatch pages at a time; `between`
-// (when set) is called after each batch with the accesses done and their total, and a
-// status it returns ends the op (the host-memory guard and progress use it). 2^18 pages
-// (2 MiB of page indices): a batch of a random touch is faulted table by table where
-// that changes nothing (sim_kernel::touch_pages), and the larger the batch the more of
-// its pages share a table; 2^16 took 1.9x as long on scale/sga-1500x300g-1pct, 2^20 no
-// less than 2^18 and a progress line four times as rare.
+// A uniform or zipf touch op, applied a batch at a time; `between` (when set) is called
+// after each batch with the accesses done and their total, and a status it returns ends
+// the op (the host-memory guard and progress use it). A batch of a random touch is
+// faulted table by table where that changes nothing (sim_kernel::touch_pages), and the
+// more of its pages share a PTE table the cheaper each fault: a range of at most
+// kTouchBatchMax / 2 PTE tables takes batches of kTouchBatchMax pages (8 MiB of page
+// indices), a larger one, whose pages a batch spreads thinly anyway, kTouchBatch
+// (progress and the guard four times as often). On scale/sga-1500x300g-1pct (153,600
+// tables, 786,432 pages a process), 2^20 against 2^18 took 3.8-4.1 s against 4.8-5.0 at
+// 64 processes; 2^16 had taken 1.9x as long as 2^18 before.
 inline constexpr size_t kTouchBatch = size_t{1} << 18;
+inline constexpr size_t kTouchBatchMax = size_t{1} << 20;
 status touch_random(sim_kernel& k, const op& o, const std::function<status(uint64_t, uint64_t)>& between);
 
 // Where a sim run is: passed to sim_options::progress after every op and after every

@@ -22,7 +22,7 @@ status apply_op(sim_kernel& k, const op& o) {
     case op_kind::mprotect: return k.mprotect(o.pid, o.map, o.off, o.len, o.prot);
     case op_kind::madvise: return k.madvise(o.pid, o.map, o.off, o.len, o.adv);
     case op_kind::touch:
-      if (o.pattern == touch_pattern::all) return k.touch(o.pid, o.map, o.off, o.len, 4096, o.write);
+      if (o.pattern == touch_pattern::all) return k.touch(o.pid, o.map, o.off, o.len, k.profile().paging.page_size(), o.write);
       if (o.pattern == touch_pattern::stride) return k.touch(o.pid, o.map, o.off, o.len, o.stride, o.write);
       return touch_random(k, o, {});
     case op_kind::read:
@@ -42,10 +42,13 @@ status touch_random(sim_kernel& k, const op& o, const std::function<status(uint6
   // A batch at a time, repeats dropped (first_touches, across batches), so that the host
   // memory of a touch follows the distinct pages it touches, not its count. Uniform
   // pages are distinct already.
-  touch_page_gen g(o, k.profile().paging.page_size());
+  const paging_format& f = k.profile().paging;
+  touch_page_gen g(o, f.page_size());
   page_set seen(o.pattern == touch_pattern::zipf ? g.limit() : 0);
+  const uint64_t tables = o.len / f.pte().table_span() + 1;
+  const size_t per_batch = tables <= kTouchBatchMax / 2 ? kTouchBatchMax : kTouchBatch;
   std::vector<uint64_t> batch;
-  while (g.next(batch, kTouchBatch)) {
+  while (g.next(batch, per_batch)) {
     if (o.pattern == touch_pattern::zipf) {
       size_t n = 0;
       for (uint64_t p : batch)

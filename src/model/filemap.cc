@@ -200,14 +200,7 @@ bool add_to_page_cache_word(kernel& k, int32_t obj, uint64_t w, uint64_t bits) {
   }
   o.nr_resident += n;
   if (o.kind != object_kind::hugetlb) note_cached(k, n);
-  // lru_cache_add: each run of consecutive pages onto reclaim's list (file pages only).
-  for (uint64_t b = bits; b;) {
-    const uint32_t lo = uint32_t(__builtin_ctzll(b));
-    const uint64_t from = b >> lo;
-    const uint32_t len = ~from == 0 ? 64 - lo : uint32_t(__builtin_ctzll(~from));
-    lru_add(k, obj, w * 64 + lo, len);
-    b = lo + len >= 64 ? 0 : b & (~uint64_t{0} << (lo + len));
-  }
+  lru_add_word(k, obj, w, bits);
   return true;
 }
 

@@ -14,7 +14,6 @@
 // does not; mprotect(PROT_WRITE) does not pre-set PTE write bits (6.x sets them for
 // exclusive anon pages: one fault fewer per such page, no page-table difference).
 #include <algorithm>
-#include <tuple>
 
 #include "model/kernel.h"
 #include "model/readahead.h"
@@ -141,16 +140,28 @@ void dirty_mapped_word(kernel& k, const vm_area_struct& vma, vaddr base, uint32_
     filemap_dirty_range(k, vma.object, object_pg(k, vma, base, w * 64 + uint32_t(__builtin_ctzll(b))), 1);
 }
 
-// The window do_fault_around() maps around entry p: aligned down to fault_around_pages,
-// clipped to the VMA and to this PTE page. Returns [from, to).
-std::pair<uint32_t, uint32_t> fault_around_window(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t p) {
-  const uint32_t n = static_cast<uint32_t>(k.geo.pages(k.prof.fault_around_bytes));
+// The windows do_fault_around() maps in the PTE table at `base` under `vma`: around entry
+// p, aligned down to fault_around_pages, clipped to the VMA and to this PTE page.
+struct around_windows {
+  uint32_t n;            // fault_around_pages (1: no fault-around)
+  uint32_t first, last;  // the table's entries inside the VMA: [first, last)
+  // [from, to) around entry p.
+  [[nodiscard]] std::pair<uint32_t, uint32_t> at(uint32_t p) const {
+    const uint32_t from = std::max(p & ~(n - 1), first);
+    return {from, std::min(from + n, last)};
+  }
+};
+
+around_windows around_of(const kernel& k, const vm_area_struct& vma, vaddr base) {
   const uint32_t entries = view_of(k).entries;
-  const uint32_t vma_first = vma.vm_start <= base ? 0 : uint32_t(k.geo.pages(vma.vm_start - base));
-  const uint32_t vma_last = vma.vm_end >= base + k.geo.table_span() ? entries : uint32_t(k.geo.pages(vma.vm_end - base));
-  const uint32_t from = std::max(p & ~(n - 1), vma_first);
-  const uint32_t to = std::min({from + n, entries, vma_last});
-  return {from, to};
+  const bool around = k.prof.fault_around_bytes > k.geo.size();  // should_fault_around
+  return {around ? static_cast<uint32_t>(k.geo.pages(k.prof.fault_around_bytes)) : 1,
+          vma.vm_start <= base ? 0 : uint32_t(k.geo.pages(vma.vm_start - base)),
+          vma.vm_end >= base + k.geo.table_span() ? entries : uint32_t(k.geo.pages(vma.vm_end - base))};
+}
+
+std::pair<uint32_t, uint32_t> fault_around_window(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t p) {
+  return around_of(k, vma, base).at(p);
 }
 
 // One read fault at entry p of a file/shm VMA (private or shared): do_read_fault. The
@@ -166,8 +177,7 @@ status read_fault_at(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, 
   if (mmap_readahead_applies(k, vma)) return read_fault_readahead(k, mm, vma, base, t, p, res, need);
   ++k.faults;
   ++mm.min_flt;
-  uint32_t from = p, to = p + 1;
-  if (k.prof.fault_around_bytes > k.geo.size()) std::tie(from, to) = fault_around_window(k, vma, base, p);
+  const auto [from, to] = fault_around_window(k, vma, base, p);
   // The window is at most 16 entries, clipped at the VMA start: it spans one or two words,
   // kept here as win[x - w0] / cached[x - w0].
   const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
@@ -202,9 +212,9 @@ status read_fault_readahead(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr
   ++k.faults;
   ++mm.min_flt;
   const mem_object& obj = k.objects[vma.object];
-  const bool around = k.prof.fault_around_bytes > k.geo.size();  // should_fault_around
-  uint32_t from = p, to = p + 1;
-  if (around) std::tie(from, to) = fault_around_window(k, vma, base, p);
+  const around_windows aw = around_of(k, vma, base);
+  const bool around = aw.n > 1;
+  const auto [from, to] = aw.at(p);
   const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
   // filemap_map_pages over the window: maps the cached pages without PG_readahead that
   // are not mapped yet; every page it takes (mapped already or not) lowers mmap_miss.
@@ -534,6 +544,81 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
   uint64_t mask[kMaxPteWords] = {};
   mask[w] = b;
   return fault_table(k, mm, vma, k.geo.table_base(addr), mask, write);
+}
+
+status fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint32_t* idx, size_t n, bool write) {
+  if (!n) return {};
+  if (write || vma.is_hugetlb() || mmap_readahead_applies(k, vma)) {
+    for (size_t j = 0; j < n; ++j)
+      if (status s = fault_page(k, mm, vma, base + (vaddr{idx[j]} << k.geo.shift), write); !s.ok()) return s;
+    return {};
+  }
+  // REQUIRES (faults_fit_without_reclaim) makes this, and every reclaim point of the run,
+  // a no-op: nothing below allocates where it could fail or fall back.
+  reclaim_point(k, fault_reclaim_need(k));
+  // No huge PMD and no shared table can be met here (REQUIRES): the walk allocates.
+  bool oom = false;
+  pte_table* t = pte_walk(k, mm, base, true, &oom);
+  if (!t) return oom_status(k, "a page-table page", pte_gfp(k));
+  // The faults as fault_page takes them, one by one in order, on the table's state as
+  // they leave it: `pres` (present entries) and `res` (page-cache residency), each word
+  // read when a fault first reaches it (bit x of `seen`). What they add is applied
+  // afterwards: `cache` (pages read in) a word at a time, `map` (entries mapped) to the
+  // rmap a word at a time and to the table at once.
+  const bool anon = vma.is_anon();
+  const around_windows aw = around_of(k, vma, base);
+  uint64_t pres[kMaxPteWords], res[kMaxPteWords], cache[kMaxPteWords], map[kMaxPteWords];
+  uint32_t seen = 0;
+  static_assert(kMaxPteWords <= 32);
+  const auto reach = [&](uint32_t x) {
+    if (seen >> x & 1) return;
+    seen |= 1u << x;
+    pres[x] = t->word(x);
+    res[x] = anon ? 0 : resident_word(k, vma, base, x);
+    cache[x] = map[x] = 0;
+  };
+  uint64_t faults = 0;
+  for (size_t j = 0; j < n; ++j) {
+    const uint32_t p = idx[j], pw = p >> 6;
+    reach(pw);
+    if (pres[pw] & bit(p)) continue;  // present: a read does not fault
+    ++faults;
+    if (anon) {  // the zero page
+      pres[pw] |= bit(p);
+      map[pw] |= bit(p);
+      continue;
+    }
+    // read_fault_at: the window's cached pages, the faulting page read in if it is not.
+    const auto [from, to] = aw.at(p);
+    const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
+    if (!(res[pw] & bit(p))) {
+      res[pw] |= bit(p);
+      cache[pw] |= bit(p);
+    }
+    for (uint32_t x = w0; x <= w1; ++x) {
+      reach(x);
+      const uint64_t m = bits_in_word(from, to, x) & res[x] & ~pres[x];
+      pres[x] |= m;
+      map[x] |= m;
+    }
+  }
+  k.faults += faults;
+  mm.min_flt += faults;
+  if (!anon) {
+    // map_object_word's steps, the PTEs set for the whole table at once below. With no
+    // per-page rmap state (REQUIRES) every page gets its mapping.
+    uint64_t mapped = 0;
+    for (uint32_t x = seen; x; x &= x - 1) {
+      const auto w = uint32_t(__builtin_ctz(x));
+      if (!make_resident_word(k, vma, base, w, cache[w])) return oom_status(k, "a page-cache page", gfp_zone::highuser);
+      uint64_t done = 0;
+      if (map[w] && !rmap_add_object_word(k, vma.object, object_pg0(k, vma, base, w), map[w], done)) return pte_chain_enomem(k);
+      mapped += uint64_t(popcount64(map[w]));
+    }
+    if (!t->shared_pt) rss_for_object(k, mm, vma) += mapped;  // as map_object_word
+  }
+  k.store.set_present_words(t, map, seen);
+  return {};
 }
 
 // Why each condition (the rest of fault_page's state is per table or a sum):

@@ -241,6 +241,35 @@ void pt_store::set_present_slow(pte_table* t, uint32_t w, uint64_t m) {
   if (t->nr_present == t->nwords * 64) set_full(t);  // invariant 1
 }
 
+void pt_store::set_present_words(pte_table* t, const uint64_t* m, uint32_t words) {
+  if (t->packed_) {
+    uint64_t add = 0;
+    int n = 0;
+    for (uint32_t x = words; x; x &= x - 1) {
+      const auto w = uint32_t(__builtin_ctz(x));
+      add |= blocks_of(w, m[w]);
+      n += popcount64(m[w]);
+    }
+    const uint64_t blocks = t->pk_.blocks | add;
+    if (popcount64(blocks) <= kPackedBlocks) {
+      // The union of the old blocks and the new, in block order (invariant 7).
+      uint16_t mask[kPackedBlocks] = {};
+      int pos = 0, old = 0;
+      for (uint64_t b = blocks; b; b &= b - 1) {
+        const auto i = uint32_t(__builtin_ctzll(b)), w = i >> 2;
+        uint16_t v = (t->pk_.blocks >> i) & 1 ? t->pk_.mask[old++] : 0;
+        if ((words >> w) & 1) v = static_cast<uint16_t>(v | (m[w] >> (16 * (i & 3))));
+        mask[pos++] = v;
+      }
+      std::memcpy(t->pk_.mask, mask, sizeof mask);
+      t->pk_.blocks = blocks;
+      t->nr_present = static_cast<uint16_t>(t->nr_present + n);
+      return;
+    }
+  }
+  for (uint32_t x = words; x; x &= x - 1) set_present(t, uint32_t(__builtin_ctz(x)), m[__builtin_ctz(x)]);
+}
+
 void pt_store::clear_present_word(pte_table* t, uint32_t w, uint64_t m) {
   if (!m) return;
   t->nr_present = static_cast<uint16_t>(t->nr_present - popcount64(m));

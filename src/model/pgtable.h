@@ -275,6 +275,9 @@ class pt_store {
       set_present_slow(t, w, m);
     }
   }
+  // set_present(t, x, m[x]) for each word x named in `words` (bit x): a packed table's
+  // blocks merged in one pass.
+  void set_present_words(pte_table* t, const uint64_t* m, uint32_t words);
   void clear_present_word(pte_table* t, uint32_t w, uint64_t m);
   void set_full(pte_table* t);       // all present; frees an owned bitmap
   void clear_present(pte_table* t);  // none present

@@ -236,8 +236,15 @@ void mark_referenced_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
   for_each_bit_word(pg, n, [&](uint64_t w, uint64_t bits) { o.referenced.word_ref(w) |= bits; });
 }
 
-void lru_add(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
-  if (n && evictable(k, obj)) push_tail(k, obj, pg, n);
+void lru_add_word(kernel& k, int32_t obj, uint64_t w, uint64_t bits) {
+  if (!evictable(k, obj)) return;
+  for (uint64_t b = bits; b;) {
+    const uint32_t lo = uint32_t(__builtin_ctzll(b));
+    const uint64_t from = b >> lo;
+    const uint32_t len = ~from == 0 ? 64 - lo : uint32_t(__builtin_ctzll(~from));
+    push_tail(k, obj, w * 64 + lo, len);
+    b = lo + len >= 64 ? 0 : b & (~uint64_t{0} << (lo + len));
+  }
 }
 
 void lru_unadd(kernel& k, int32_t obj, uint64_t pg) {

@@ -101,8 +101,9 @@ struct lru_state {
 
 // The watermarks of the machine the kernel was built on.
 void vmscan_init(kernel& k);
-// A page of a file object entered the page cache: onto the list's tail.
-void lru_add(kernel& k, int32_t obj, uint64_t pg, uint64_t n);
+// Pages of an object entered the page cache, bit b of `bits` page 64w + b (lru_cache_add):
+// a file's go onto the list's tail, each run of consecutive pages in address order.
+void lru_add_word(kernel& k, int32_t obj, uint64_t w, uint64_t bits);
 // Page pg of obj, just added, leaves the cache again (an allocation after it failed):
 // off the list's tail. REQUIRES: pg is the last page on the list.
 void lru_unadd(kernel& k, int32_t obj, uint64_t pg);
