@@ -567,6 +567,12 @@ status fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, cons
   // rmap a word at a time and to the table at once.
   const bool anon = vma.is_anon();
   const around_windows aw = around_of(k, vma, base);
+  // The usual case: the table lies wholly inside the VMA and its entry 0 maps an object
+  // page that starts a bitmap word, so that word x of the table is word ow0 + x of the
+  // object's bitmaps, read and written whole.
+  const int64_t pg0 = anon ? -1 : object_pg0(k, vma, base, 0);
+  const bool aligned = aw.first == 0 && aw.last == view_of(k).entries && pg0 >= 0 && pg0 % 64 == 0;
+  const uint64_t ow0 = aligned ? uint64_t(pg0) / 64 : 0;
   uint64_t pres[kMaxPteWords], res[kMaxPteWords], cache[kMaxPteWords], map[kMaxPteWords];
   uint32_t seen = 0;
   static_assert(kMaxPteWords <= 32);
@@ -574,7 +580,7 @@ status fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, cons
     if (seen >> x & 1) return;
     seen |= 1u << x;
     pres[x] = t->word(x);
-    res[x] = anon ? 0 : resident_word(k, vma, base, x);
+    res[x] = anon ? 0 : aligned ? k.objects[vma.object].resident.word(ow0 + x) : resident_word(k, vma, base, x);
     cache[x] = map[x] = 0;
   };
   uint64_t faults = 0;
@@ -610,7 +616,8 @@ status fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, cons
     uint64_t mapped = 0;
     for (uint32_t x = seen; x; x &= x - 1) {
       const auto w = uint32_t(__builtin_ctz(x));
-      if (!make_resident_word(k, vma, base, w, cache[w])) return oom_status(k, "a page-cache page", gfp_zone::highuser);
+      if (!(aligned ? add_to_page_cache_word(k, vma.object, ow0 + w, cache[w]) : make_resident_word(k, vma, base, w, cache[w])))
+        return oom_status(k, "a page-cache page", gfp_zone::highuser);
       uint64_t done = 0;
       if (map[w] && !rmap_add_object_word(k, vma.object, object_pg0(k, vma, base, w), map[w], done)) return pte_chain_enomem(k);
       mapped += uint64_t(popcount64(map[w]));

@@ -261,25 +261,28 @@ namespace {
 // their order in `pages` (a stable LSD radix sort on the table index, in as few passes
 // of at most 11 bits as the index needs, the bits spread evenly over them: fewer buckets
 // keep the scatter's write positions in the L1 cache): `first` is the entry index of
-// page 0 within its table.
-std::vector<uint64_t> in_table_order(const std::vector<uint64_t>& pages, uint64_t first, uint8_t entries_shift,
-                                     uint64_t limit) {
+// page 0 within its table. T holds a page below `limit` (uint32_t when it can: half the
+// memory the passes move).
+template <class T>
+std::vector<T> in_table_order(const std::vector<uint64_t>& pages, uint64_t first, uint8_t entries_shift, uint64_t limit) {
   constexpr int kMaxBits = 11;
   const uint64_t max_key = (first + limit) >> entries_shift;
   const int key_bits = std::max(1, 64 - __builtin_clzll(max_key | 1));
   const int passes = (key_bits + kMaxBits - 1) / kMaxBits, bits = (key_bits + passes - 1) / passes;
   const size_t buckets = size_t{1} << bits;
-  std::vector<uint64_t> a = pages, b(pages.size());
+  std::vector<T> a(pages.size()), b(pages.size());
   std::vector<size_t> start(buckets + 1);
-  for (int pass = 0; pass < passes; ++pass) {
-    const int shift = pass * bits;
+  // Pass p reads `pages` (the first) or a, and writes b; then a and b swap.
+  const auto pass = [&](const auto& in, int shift) {
     std::fill(start.begin(), start.end(), 0);
     auto digit = [&](uint64_t pg) { return size_t(((first + pg) >> entries_shift >> shift) & (buckets - 1)); };
-    for (uint64_t pg : a) ++start[digit(pg) + 1];
+    for (uint64_t pg : in) ++start[digit(pg) + 1];
     for (size_t d = 0; d < buckets; ++d) start[d + 1] += start[d];
-    for (uint64_t pg : a) b[start[digit(pg)]++] = pg;
+    for (uint64_t pg : in) b[start[digit(pg)]++] = static_cast<T>(pg);
     a.swap(b);
-  }
+  };
+  pass(pages, 0);
+  for (int p = 1; p < passes; ++p) pass(a, p * bits);
   return a;
 }
 
@@ -340,20 +343,23 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
     const uint64_t first = k_->geo.index(base);
     // One fault_run per PTE table and VMA: a table under two VMAs gets one run each time
     // its faults pass from one to the other.
-    const std::vector<uint64_t> sorted = in_table_order(pages, first, entries_shift, limit);
-    std::vector<uint32_t> run;
-    vm_area_struct* v = nullptr;
-    for (size_t j = 0; j < sorted.size();) {
-      const vaddr a = base + (sorted[j] << shift);
-      const vaddr table = k_->geo.table_base(a);
-      if (!v || a < v->vm_start || a >= v->vm_end) v = find_vma(*mm, a);
-      const vaddr lo = std::max(v->vm_start, table), hi = std::min(v->vm_end, table + k_->geo.table_span());
-      run.clear();
-      for (vaddr b = a; j < sorted.size() && (b = base + (sorted[j] << shift)) >= lo && b < hi; ++j)
-        run.push_back(k_->geo.index(b));
-      if (status s = fault_run(*k_, *mm, *v, table, run.data(), run.size(), write); !s.ok()) return s;
-    }
-    return {};
+    const auto runs = [&](const auto& sorted) -> status {
+      std::vector<uint32_t> run;
+      vm_area_struct* v = nullptr;
+      for (size_t j = 0; j < sorted.size();) {
+        const vaddr a = base + (vaddr{sorted[j]} << shift);
+        const vaddr table = k_->geo.table_base(a);
+        if (!v || a < v->vm_start || a >= v->vm_end) v = find_vma(*mm, a);
+        const vaddr lo = std::max(v->vm_start, table), hi = std::min(v->vm_end, table + k_->geo.table_span());
+        run.clear();
+        for (vaddr b = a; j < sorted.size() && (b = base + (vaddr{sorted[j]} << shift)) >= lo && b < hi; ++j)
+          run.push_back(k_->geo.index(b));
+        if (status s = fault_run(*k_, *mm, *v, table, run.data(), run.size(), write); !s.ok()) return s;
+      }
+      return {};
+    };
+    if (limit <= UINT32_MAX) return runs(in_table_order<uint32_t>(pages, first, entries_shift, limit));
+    return runs(in_table_order<uint64_t>(pages, first, entries_shift, limit));
   }
   vm_area_struct* v = nullptr;
   for (uint64_t pg : pages) {
