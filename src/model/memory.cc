@@ -178,22 +178,19 @@ status read_fault_at(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, 
   ++k.faults;
   ++mm.min_flt;
   const auto [from, to] = fault_around_window(k, vma, base, p);
-  // The window is at most 16 entries, clipped at the VMA start: it spans one or two words,
-  // kept here as win[x - w0] / cached[x - w0].
+  // The window spans words w0 .. w1 (one by default: 16 entries; up to the whole table,
+  // fault_around_bytes' limit), kept here as cached[x].
   const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
-  uint64_t win[2] = {0, 0}, cached[2] = {0, 0};
-  for (uint32_t x = w0; x <= w1; ++x) {
-    win[x - w0] = bits_in_word(from, to, x);
-    cached[x - w0] = res ? res[x] : resident_word(k, vma, base, x);
-  }
-  const uint32_t pw = (p >> 6) - w0;
+  uint64_t cached[kMaxPteWords] = {};
+  for (uint32_t x = w0; x <= w1; ++x) cached[x] = res ? res[x] : resident_word(k, vma, base, x);
+  const uint32_t pw = p >> 6;
   if (!(cached[pw] & bit(p))) {
     if (!make_resident(k, vma, base, p)) return oom_status(k, "a page-cache page", gfp_zone::highuser);
     cached[pw] |= bit(p);
-    if (res) res[p >> 6] |= bit(p);
+    if (res) res[pw] |= bit(p);
   }
   for (uint32_t x = w0; x <= w1; ++x) {
-    const uint64_t m = win[x - w0] & cached[x - w0] & ~t->word(x);
+    const uint64_t m = bits_in_word(from, to, x) & cached[x] & ~t->word(x);
     uint64_t done = 0;
     const bool ok = map_object_word(k, mm, vma, base, t, x, m, done);
     if (need) need[x] &= ~done;
@@ -571,8 +568,13 @@ status fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, cons
   // page that starts a bitmap word, so that word x of the table is word ow0 + x of the
   // object's bitmaps, read and written whole.
   const int64_t pg0 = anon ? -1 : object_pg0(k, vma, base, 0);
-  const bool aligned = aw.first == 0 && aw.last == view_of(k).entries && pg0 >= 0 && pg0 % 64 == 0;
+  const bool inside = aw.first == 0 && aw.last == view_of(k).entries;
+  const bool aligned = inside && pg0 >= 0 && pg0 % 64 == 0;
   const uint64_t ow0 = aligned ? uint64_t(pg0) / 64 : 0;
+  // With the table inside the VMA and a window of at most 64 entries (a power of two),
+  // every window is an aligned block of one word.
+  const bool word_windows = inside && aw.n <= 64;
+  const uint64_t window_mask = aw.n == 64 ? ~uint64_t{0} : (uint64_t{1} << aw.n) - 1;
   uint64_t pres[kMaxPteWords], res[kMaxPteWords], cache[kMaxPteWords], map[kMaxPteWords];
   uint32_t seen = 0;
   static_assert(kMaxPteWords <= 32);
@@ -595,12 +597,18 @@ status fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, cons
       continue;
     }
     // read_fault_at: the window's cached pages, the faulting page read in if it is not.
-    const auto [from, to] = aw.at(p);
-    const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
     if (!(res[pw] & bit(p))) {
       res[pw] |= bit(p);
       cache[pw] |= bit(p);
     }
+    if (word_windows) {  // an aligned block of aw.n entries of word pw
+      const uint64_t m = window_mask << (p & 63 & ~(aw.n - 1)) & res[pw] & ~pres[pw];
+      pres[pw] |= m;
+      map[pw] |= m;
+      continue;
+    }
+    const auto [from, to] = aw.at(p);
+    const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
     for (uint32_t x = w0; x <= w1; ++x) {
       reach(x);
       const uint64_t m = bits_in_word(from, to, x) & res[x] & ~pres[x];

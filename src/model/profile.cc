@@ -489,6 +489,10 @@ status apply_override(kernel_profile& p, const std::string& key, const std::stri
     auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (ec != std::errc() || ptr != value.data() + value.size() || (v && (!is_pow2(v) || v < 4096)))
       return status::invalid_argument("kernel override 'fault_around_bytes' must be 0 or a power of two >= 4096, not '" + value + "'");
+    // mm/memory.c fault_around_bytes_set (6.x): EINVAL above PTRS_PER_PTE pages.
+    if (const uint64_t most = p.paging.pte().table_span(); v > most)
+      return status::invalid_argument("kernel override 'fault_around_bytes' must be at most one PTE page's span (" +
+                                      std::to_string(most) + " bytes on " + p.paging.name + "), not '" + value + "'");
     p.fault_around_bytes = v;
     return {};
   }

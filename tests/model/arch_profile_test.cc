@@ -91,6 +91,11 @@ TEST(Profile, UnknownNamesAndBadOverridesSayWhatIsKnown) {
             "kernel override 'page_tables_levels': unknown level 'pmx' (expected a comma-separated list of pgd,p4d,pud,pmd,pte)");
   EXPECT_EQ(apply_override(p, "fault_around_bytes", "1000").message(),
             "kernel override 'fault_around_bytes' must be 0 or a power of two >= 4096, not '1000'");
+  // The kernel's limit (fault_around_bytes_set): one PTE page's span, 2 MiB on x86-64.
+  EXPECT_TRUE(apply_override(p, "fault_around_bytes", "2097152").ok());
+  EXPECT_EQ(apply_override(p, "fault_around_bytes", "4194304").message(),
+            "kernel override 'fault_around_bytes' must be at most one PTE page's span (2097152 bytes on " + p.paging.name +
+                "), not '4194304'");
   EXPECT_EQ(apply_override(p, "paging", "sparc").message(),
             "unknown paging format 'sparc' (known: x86-64-4level, x86-64-5level, i386-2level, i386-pae, ppc64-4k, ppc64-hash-64k)");
   EXPECT_FALSE(apply_override(p, "colour", "blue").ok());

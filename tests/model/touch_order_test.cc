@@ -307,6 +307,9 @@ std::vector<config> configs() {
       {"linux-2.6.15", big, {}, "linux_2_6_15"},
       {"linux-2.4", big, {}, "linux_2_4"},
       {"linux-6.18", big, {{"thp_enabled", "always"}}, "linux_6_18_thp_always"},
+      // fault_run's windows: none (one entry), and the whole table (the most the kernel allows).
+      {"linux-6.18", big, {{"fault_around_bytes", "0"}}, "linux_6_18_no_fault_around"},
+      {"linux-6.18", big, {{"fault_around_bytes", "2097152"}}, "linux_6_18_fault_around_whole_table"},
       // pte_chain (per-page rmap allocation) and PTSHARE: never reordered.
       {"linux-2.5.43-mm2", big, {}, "linux_2_5_pte_chain_never"},
       {"linux-2.6.15-ptshare", big, {}, "linux_2_6_15_ptshare_never"},
