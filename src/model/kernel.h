@@ -190,13 +190,14 @@ bool entries_stateless(const kernel& k, const vm_area_struct& vma);
 status fault_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint64_t* mask, bool write);
 // One access at addr inside vma: the fast path for single-page faults.
 status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, bool write);
-// Accesses at entries idx[0..n) of the PTE table at `base`, in that order, all inside
-// `vma`: fault_page on each. Reads are taken together: each fault is decided on the
-// table's state as the ones before it left it, and what they read in and map is applied
-// once per word at the end. REQUIRES: faults_commute_across_tables(vma) and
-// faults_fit_without_reclaim for the run, so that no allocation of the run can fail,
-// fall back or reclaim, and its order within the table is all that decides it.
-status fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint32_t* idx, size_t n, bool write);
+// Reads at entries idx[0..n) of the PTE table at `base`, in that order, all inside
+// `vma`: fault_page on each, taken together. Each fault is decided on the table's state
+// as the ones before it left it; what they read in and map is applied at the end, a word
+// at a time (the page cache, the rmap) and for the table at once (its PTEs). REQUIRES:
+// faults_commute_across_tables(vma) and faults_fit_without_reclaim for the run, so that
+// no allocation of the run can fail, fall back or reclaim, and its order within the table
+// is all that decides it.
+status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint32_t* idx, size_t n);
 // Whether faults in `vma` commute across PTE tables: a fault then reads and changes only its own PTE table, the tables above it
 // (allocated if missing), the object pages that table maps and counters that are sums,
 // so faults under different tables may run in any order as long as those under one table

@@ -211,7 +211,8 @@ status read_fault_readahead(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr
   const mem_object& obj = k.objects[vma.object];
   const around_windows aw = around_of(k, vma, base);
   const bool around = aw.n > 1;
-  const auto [from, to] = aw.at(p);
+  const std::pair<uint32_t, uint32_t> window = aw.at(p);
+  const uint32_t from = window.first, to = window.second;  // named: the lambda below captures them
   const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
   // filemap_map_pages over the window: maps the cached pages without PG_readahead that
   // are not mapped yet; every page it takes (mapped already or not) lowers mmap_miss.
@@ -543,11 +544,11 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
   return fault_table(k, mm, vma, k.geo.table_base(addr), mask, write);
 }
 
-status fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint32_t* idx, size_t n, bool write) {
+status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint32_t* idx, size_t n) {
   if (!n) return {};
-  if (write || vma.is_hugetlb() || mmap_readahead_applies(k, vma)) {
+  if (vma.is_hugetlb() || mmap_readahead_applies(k, vma)) {  // not taken together
     for (size_t j = 0; j < n; ++j)
-      if (status s = fault_page(k, mm, vma, base + (vaddr{idx[j]} << k.geo.shift), write); !s.ok()) return s;
+      if (status s = fault_page(k, mm, vma, base + (vaddr{idx[j]} << k.geo.shift), false); !s.ok()) return s;
     return {};
   }
   // REQUIRES (faults_fit_without_reclaim) makes this, and every reclaim point of the run,
@@ -574,7 +575,7 @@ status fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, cons
   // With the table inside the VMA and a window of at most 64 entries (a power of two),
   // every window is an aligned block of one word.
   const bool word_windows = inside && aw.n <= 64;
-  const uint64_t window_mask = aw.n == 64 ? ~uint64_t{0} : (uint64_t{1} << aw.n) - 1;
+  const uint64_t window_mask = aw.n >= 64 ? ~uint64_t{0} : (uint64_t{1} << aw.n) - 1;
   uint64_t pres[kMaxPteWords], res[kMaxPteWords], cache[kMaxPteWords], map[kMaxPteWords];
   uint32_t seen = 0;
   static_assert(kMaxPteWords <= 32);

@@ -341,9 +341,19 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
     ++k_->touch_batches_in_table_order;
     const uint8_t entries_shift = uint8_t(__builtin_ctzll(k_->geo.entries));
     const uint64_t first = k_->geo.index(base);
-    // One fault_run per PTE table and VMA: a table under two VMAs gets one run each time
-    // its faults pass from one to the other.
+    // Writes fault page by page. Reads fault a PTE table's pages together: one
+    // read_fault_run per table and VMA (a table under two VMAs gets one run each time its
+    // faults pass from one to the other).
     const auto runs = [&](const auto& sorted) -> status {
+      if (write) {
+        vm_area_struct* v = nullptr;
+        for (const auto pg : sorted) {
+          const vaddr a = base + (vaddr{pg} << shift);
+          if (!v || a < v->vm_start || a >= v->vm_end) v = find_vma(*mm, a);
+          if (status s = fault_page(*k_, *mm, *v, a, true); !s.ok()) return s;
+        }
+        return {};
+      }
       std::vector<uint32_t> run;
       vm_area_struct* v = nullptr;
       for (size_t j = 0; j < sorted.size();) {
@@ -354,7 +364,7 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
         run.clear();
         for (vaddr b = a; j < sorted.size() && (b = base + (vaddr{sorted[j]} << shift)) >= lo && b < hi; ++j)
           run.push_back(k_->geo.index(b));
-        if (status s = fault_run(*k_, *mm, *v, table, run.data(), run.size(), write); !s.ok()) return s;
+        if (status s = read_fault_run(*k_, *mm, *v, table, run.data(), run.size()); !s.ok()) return s;
       }
       return {};
     };

@@ -4,6 +4,11 @@
 
 namespace vmlab {
 
+void status::free_rep() {
+  delete rep_;
+  rep_ = nullptr;
+}
+
 const std::string& status::message() const {
   static const std::string empty;
   return rep_ ? rep_->msg : empty;
