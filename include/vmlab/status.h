@@ -55,8 +55,11 @@ class status {
     return *this;
   }
   status(status&& o) noexcept : rep_(std::exchange(o.rep_, nullptr)) {}
-  status& operator=(status&& o) noexcept {
-    std::swap(rep_, o.rep_);  // o takes ours away and frees it
+  status& operator=(status&& o) noexcept {  // o is left OK, as a moved-from unique_ptr was
+    if (this != &o) {
+      if (rep_) free_rep();
+      rep_ = std::exchange(o.rep_, nullptr);
+    }
     return *this;
   }
   // Only the null test is inline: an OK status (one per simulated fault) costs a compare

@@ -34,5 +34,27 @@ TEST(Status, ALocatedErrorPointsAtTheColumn) {
   EXPECT_EQ(s.to_string(), "a.toml:4:8: unknown unit 'Gb' in '3Gb'\n  size = 3Gb\n         ^");
 }
 
+// status owns its error state by hand (status.h): copies are deep, a move leaves its
+// source OK, and self-assignment keeps the error.
+TEST(Status, CopiesAndMovesOwnTheirError) {
+  status e = status::refused("ENOMEM: a page-table page");
+  status copy = e;
+  EXPECT_EQ(copy.message(), "ENOMEM: a page-table page");
+  copy = status::io_error("fork: EAGAIN");  // the copy changes alone
+  EXPECT_EQ(e.message(), "ENOMEM: a page-table page");
+  EXPECT_EQ(copy.code(), status_code::io_error);
+  const status& same = e;
+  e = same;
+  EXPECT_EQ(e.message(), "ENOMEM: a page-table page");
+  status moved = std::move(e);
+  EXPECT_EQ(moved.code(), status_code::refused);
+  EXPECT_TRUE(e.ok());  // NOLINT(bugprone-use-after-move): the documented state
+  moved = std::move(copy);
+  EXPECT_EQ(moved.message(), "fork: EAGAIN");
+  EXPECT_TRUE(copy.ok());  // NOLINT(bugprone-use-after-move)
+  moved = status();
+  EXPECT_TRUE(moved.ok());
+}
+
 }  // namespace
 }  // namespace vmlab
