@@ -4,6 +4,7 @@
 // `vmlab cleanup` says what it did. Root on Linux x86-64 only; elsewhere these skip.
 #include <dirent.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -27,7 +29,26 @@ using cli_testing::run_vmlab;
 using cli_testing::stderr_on_a_tty;
 namespace fs = std::filesystem;
 
-// Host pids of every process whose name says it is a vmlab worker (or zygote).
+// This test process's pid among the ancestors of `pid` (by /proc/PID/stat's ppid).
+bool descends_from_us(const std::string& pid) {
+  std::string p = pid;
+  for (int depth = 0; depth < 64 && p != "0" && p != "1"; ++depth) {
+    if (p == std::to_string(::getpid())) return true;
+    std::ifstream f("/proc/" + p + "/stat");
+    std::string stat;
+    if (!std::getline(f, stat)) return false;
+    const size_t close = stat.rfind(')');  // comm may hold spaces; ppid is the 2nd field after it
+    if (close == std::string::npos) return false;
+    std::istringstream rest(stat.substr(close + 2));
+    std::string state;
+    rest >> state >> p;
+  }
+  return false;
+}
+
+// The vmlab workers (and zygotes) this test's runs left behind. The test is made their
+// subreaper before its first run, so that an orphan of its runs becomes its child;
+// another vmlab on the host (a second copy of the suite) is not counted.
 std::vector<std::string> vmlab_workers() {
   std::vector<std::string> out;
   for (const auto& e : fs::directory_iterator("/proc")) {
@@ -35,16 +56,24 @@ std::vector<std::string> vmlab_workers() {
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
     std::ifstream f(e.path() / "comm");
     std::string comm;
-    if (std::getline(f, comm) && (comm == "vmlab-worker" || comm == "vmlab-zygote")) out.push_back(pid + " " + comm);
+    if (std::getline(f, comm) && (comm == "vmlab-worker" || comm == "vmlab-zygote") && descends_from_us(pid))
+      out.push_back(pid + " " + comm);
   }
   return out;
 }
 
+// Journals of live runs that are gone (run-PID.journal, PID no longer running): what a
+// run that did not clean up leaves. A journal of a run still going is another's.
 std::vector<std::string> journals() {
   std::vector<std::string> out;
   if (fs::exists("/run/vmlab"))
-    for (const auto& e : fs::directory_iterator("/run/vmlab"))
-      if (e.path().extension() == ".journal") out.push_back(e.path().string());
+    for (const auto& e : fs::directory_iterator("/run/vmlab")) {
+      if (e.path().extension() != ".journal") continue;
+      const std::string name = e.path().stem().string();  // run-PID
+      const pid_t pid = name.rfind("run-", 0) == 0 ? static_cast<pid_t>(std::atol(name.c_str() + 4)) : 0;
+      if (pid > 0 && ::kill(pid, 0) == 0) continue;
+      out.push_back(e.path().string());
+    }
   return out;
 }
 
@@ -68,6 +97,11 @@ class LongTrace {
 
 TEST(CliLiveSignals, EachSignalEndsTheRunCleanlyWithTheShellsStatus) {
   SKIP_UNLESS_LIVE_HOST();
+  // vmlab_workers(): orphans of this test's runs come to it, for this test only.
+  struct subreaper {
+    subreaper() { EXPECT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0); }
+    ~subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 0); }
+  } reaper;
   LongTrace t(4);
   const struct {
     int sig;
