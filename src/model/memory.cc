@@ -546,13 +546,9 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
 
 status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint32_t* idx, size_t n) {
   if (!n) return {};
-  if (vma.is_hugetlb() || mmap_readahead_applies(k, vma)) {  // not taken together
-    for (size_t j = 0; j < n; ++j)
-      if (status s = fault_page(k, mm, vma, base + (vaddr{idx[j]} << k.geo.shift), false); !s.ok()) return s;
-    return {};
-  }
-  // REQUIRES (faults_fit_without_reclaim) makes this, and every reclaim point of the run,
-  // a no-op: nothing below allocates where it could fail or fall back.
+  // REQUIRES (faults_commute_across_tables) leaves anonymous and shm VMAs only: no hugetlb,
+  // no file readahead. faults_fit_without_reclaim makes this, and every reclaim point of
+  // the run, a no-op: nothing below allocates where it could fail or fall back.
   reclaim_point(k, fault_reclaim_need(k));
   // No huge PMD and no shared table can be met here (REQUIRES): the walk allocates.
   bool oom = false;
@@ -565,16 +561,9 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
   // rmap a word at a time and to the table at once.
   const bool anon = vma.is_anon();
   const around_windows aw = around_of(k, vma, base);
-  // The usual case: the table lies wholly inside the VMA and its entry 0 maps an object
-  // page that starts a bitmap word, so that word x of the table is word ow0 + x of the
-  // object's bitmaps, read and written whole.
-  const int64_t pg0 = anon ? -1 : object_pg0(k, vma, base, 0);
-  const bool inside = aw.first == 0 && aw.last == view_of(k).entries;
-  const bool aligned = inside && pg0 >= 0 && pg0 % 64 == 0;
-  const uint64_t ow0 = aligned ? uint64_t(pg0) / 64 : 0;
   // With the table inside the VMA and a window of at most 64 entries (a power of two),
   // every window is an aligned block of one word.
-  const bool word_windows = inside && aw.n <= 64;
+  const bool word_windows = aw.first == 0 && aw.last == view_of(k).entries && aw.n <= 64;
   const uint64_t window_mask = aw.n >= 64 ? ~uint64_t{0} : (uint64_t{1} << aw.n) - 1;
   uint64_t pres[kMaxPteWords], res[kMaxPteWords], cache[kMaxPteWords], map[kMaxPteWords];
   uint32_t seen = 0;
@@ -583,7 +572,7 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
     if (seen >> x & 1) return;
     seen |= 1u << x;
     pres[x] = t->word(x);
-    res[x] = anon ? 0 : aligned ? k.objects[vma.object].resident.word(ow0 + x) : resident_word(k, vma, base, x);
+    res[x] = anon ? 0 : resident_word(k, vma, base, x);
     cache[x] = map[x] = 0;
   };
   uint64_t faults = 0;
@@ -625,8 +614,7 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
     uint64_t mapped = 0;
     for (uint32_t x = seen; x; x &= x - 1) {
       const auto w = uint32_t(__builtin_ctz(x));
-      if (!(aligned ? add_to_page_cache_word(k, vma.object, ow0 + w, cache[w]) : make_resident_word(k, vma, base, w, cache[w])))
-        return oom_status(k, "a page-cache page", gfp_zone::highuser);
+      if (!make_resident_word(k, vma, base, w, cache[w])) return oom_status(k, "a page-cache page", gfp_zone::highuser);
       uint64_t done = 0;
       if (map[w] && !rmap_add_object_word(k, vma.object, object_pg0(k, vma, base, w), map[w], done)) return pte_chain_enomem(k);
       mapped += uint64_t(popcount64(map[w]));
