@@ -132,6 +132,9 @@ class sim_kernel {
   [[nodiscard]] std::string check_invariants() const;
   // Host bytes the page-table representation uses (for the memory benchmark).
   [[nodiscard]] size_t host_bytes() const;
+  // Of those, the bytes of nodes in use: what a change of the tables cost, whatever the
+  // store's chunks (pgtable.h pt_store::live_bytes).
+  [[nodiscard]] size_t live_host_bytes() const;
   // Host bytes of the model's large structures (page tables, the objects' per-page
   // state, the address spaces), counted in O(1): what --max-host-memory compares.
   [[nodiscard]] size_t model_host_bytes() const;

@@ -1,6 +1,5 @@
 #include "model/pgtable.h"
 
-#include <cstdlib>
 #include <new>
 
 namespace vmlab {
@@ -11,10 +10,12 @@ void* no_deposit() {
 }
 
 namespace {
-constexpr size_t kChunkBytes = 1 << 20;
-
 uint64_t* new_bits(uint32_t entries) { return new uint64_t[(entries + 63) / 64](); }
 }
+
+pt_store::pt_store(uint16_t pte_words)
+    : pte_words_(pte_words), tables_(sizeof(pte_table), alignof(pte_table)),
+      words_(pte_words * sizeof(uint64_t), 64), dirs_(sizeof(pt_dir), alignof(pt_dir)) {}
 
 pt_store::~pt_store() {
   for (size_t i = 1; i + 1 < full_.size(); ++i)
@@ -27,7 +28,25 @@ pt_store::~pt_store() {
     delete static_cast<pte_table*>(full_.back());
     delete static_cast<pte_table*>(empty_.back());
   }
-  for (void* c : chunks_) std::free(c);
+}
+
+size_t pt_store::host_bytes() const {
+  size_t n = other_bytes_ + tables_.host_bytes() + words_.host_bytes() + dirs_.host_bytes();
+  for (const auto& s : slots_) n += s.second->host_bytes();
+  return n;
+}
+
+size_t pt_store::live_bytes() const {
+  size_t n = other_bytes_ + tables_.live_bytes() + words_.live_bytes() + dirs_.live_bytes();
+  for (const auto& s : slots_) n += s.second->live_bytes();
+  return n;
+}
+
+node_pool& pt_store::slot_pool(uint32_t entries) {
+  for (auto& s : slots_)
+    if (s.first == entries) return *s.second;
+  slots_.emplace_back(entries, std::make_unique<node_pool>(entries * sizeof(void*), 64));
+  return *slots_.back().second;
 }
 
 void pt_store::init_uniform(const std::vector<uint32_t>& entries) {
@@ -73,17 +92,7 @@ void* pt_store::materialize(int idx, const void* u) {
 }
 
 pte_table* pt_store::new_pte_table() {
-  if (free_tables_.empty()) {
-    const size_t n = kChunkBytes / sizeof(pte_table);
-    auto* chunk = static_cast<pte_table*>(std::malloc(n * sizeof(pte_table)));
-    if (!chunk) throw std::bad_alloc();
-    chunks_.push_back(chunk);
-    host_bytes_ += n * sizeof(pte_table);
-    for (size_t i = n; i-- > 0;) free_tables_.push_back(&chunk[i]);
-  }
-  pte_table* t = free_tables_.back();
-  free_tables_.pop_back();
-  *t = pte_table{};
+  auto* t = new (tables_.alloc()) pte_table{};
   t->nwords = static_cast<uint8_t>(pte_words_);
   return t;
 }
@@ -91,33 +100,34 @@ pte_table* pt_store::new_pte_table() {
 void pt_store::free_pte_table(pte_table* t) {
   clear_present(t);
   drop_private(t);
-  free_tables_.push_back(t);
+  t->~pte_table();
+  tables_.free(t);
 }
 
 pt_dir* pt_store::new_dir(uint32_t entries) {
-  auto* d = new pt_dir;
+  auto* d = new (dirs_.alloc()) pt_dir{};
   d->entries = entries;
-  d->slot = new void*[entries]();
-  host_bytes_ += sizeof(pt_dir) + entries * sizeof(void*);
+  d->slot = static_cast<void**>(slot_pool(entries).alloc());
+  std::fill(d->slot, d->slot + entries, nullptr);
   return d;
 }
 
 void pt_store::free_dir(pt_dir* d) {
-  host_bytes_ -= sizeof(pt_dir) + d->entries * sizeof(void*);
-  if (d->leaf) host_bytes_ -= 2 * ((d->entries + 63) / 64) * sizeof(uint64_t);
-  if (d->leaf_page) host_bytes_ -= d->entries * sizeof(uint32_t);
-  delete[] d->slot;
+  if (d->leaf) other_bytes_ -= 2 * ((d->entries + 63) / 64) * sizeof(uint64_t);
+  if (d->leaf_page) other_bytes_ -= d->entries * sizeof(uint32_t);
+  slot_pool(d->entries).free(d->slot);
   delete[] d->leaf;
   delete[] d->leaf_write;
   delete[] d->leaf_page;
-  delete d;
+  d->~pt_dir();
+  dirs_.free(d);
 }
 
 void pt_store::set_leaf(pt_dir* d, uint32_t i, void* deposit, bool writable, uint32_t page) {
   if (!d->leaf) {
     d->leaf = new_bits(d->entries);
     d->leaf_write = new_bits(d->entries);
-    host_bytes_ += 2 * ((d->entries + 63) / 64) * sizeof(uint64_t);
+    other_bytes_ += 2 * ((d->entries + 63) / 64) * sizeof(uint64_t);
   }
   d->slot[i] = deposit;
   ++d->nr_used;
@@ -131,7 +141,7 @@ void pt_store::set_leaf_page(pt_dir* d, uint32_t i, uint32_t page) {
   if (!d->leaf_page) {
     if (!page) return;  // object pages only (hugetlb shared, shmem THP): no array
     d->leaf_page = new uint32_t[d->entries]();
-    host_bytes_ += d->entries * sizeof(uint32_t);
+    other_bytes_ += d->entries * sizeof(uint32_t);
   }
   d->leaf_page[i] = page;
 }
@@ -153,23 +163,10 @@ void pt_store::set_leaf_writable(pt_dir* d, uint32_t i, bool writable) {
   else d->leaf_write[i >> 6] &= ~b;
 }
 
-uint64_t* pt_store::alloc_words() {
-  if (free_words_.empty()) {
-    const size_t each = pte_words_ * sizeof(uint64_t);
-    const size_t n = kChunkBytes / each;
-    auto* chunk = static_cast<uint64_t*>(std::malloc(n * each));
-    if (!chunk) throw std::bad_alloc();
-    chunks_.push_back(chunk);
-    host_bytes_ += n * each;
-    for (size_t i = n; i-- > 0;) free_words_.push_back(chunk + i * pte_words_);
-  }
-  uint64_t* w = free_words_.back();
-  free_words_.pop_back();
-  return w;
-}
+uint64_t* pt_store::alloc_words() { return static_cast<uint64_t*>(words_.alloc()); }
 
 void pt_store::free_words(uint64_t* w) {
-  if (w && w != full_bitmap()) free_words_.push_back(w);
+  if (w && w != full_bitmap()) words_.free(w);
 }
 
 void pt_store::unpack(pte_table* t) {
@@ -323,7 +320,7 @@ uint64_t* pt_store::new_state_words(pte_table* t) {
 void pt_store::new_anon_ids(pte_table* t, uint32_t entries) {
   unpack(t);
   t->bm_.anon = new uint32_t[entries]();
-  host_bytes_ += entries * sizeof(uint32_t);
+  other_bytes_ += entries * sizeof(uint32_t);
 }
 
 void pt_store::drop_private(pte_table* t) {
@@ -333,7 +330,7 @@ void pt_store::drop_private(pte_table* t) {
   free_words(t->bm_.anonmap);
   t->bm_.anonmap = nullptr;
   if (t->bm_.anon) {
-    host_bytes_ -= t->nwords * 64 * sizeof(uint32_t);
+    other_bytes_ -= t->nwords * 64 * sizeof(uint32_t);
     delete[] t->bm_.anon;
     t->bm_.anon = nullptr;
   }

@@ -66,8 +66,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
+
+#include "model/node_pool.h"
 
 namespace vmlab {
 
@@ -243,7 +247,7 @@ inline bool is_uniform(const void* node) {
 // what the simulated kernel pays is counted by phys, whatever this costs.
 class pt_store {
  public:
-  explicit pt_store(uint16_t pte_words) : pte_words_(pte_words) {}
+  explicit pt_store(uint16_t pte_words);
   ~pt_store();
   pt_store(const pt_store&) = delete;
   pt_store& operator=(const pt_store&) = delete;
@@ -302,7 +306,11 @@ class pt_store {
   // its slots hold the uniform nodes of the level below).
   void* materialize(int idx, const void* u);
 
-  [[nodiscard]] size_t host_bytes() const { return host_bytes_; }
+  // Host memory of every node and array the store holds (its pools' chunks, whole).
+  [[nodiscard]] size_t host_bytes() const;
+  // Host memory of the nodes and arrays in use: host_bytes() less the pools' free blocks
+  // and unused tails (what a change of the tree costs, whatever the chunks).
+  [[nodiscard]] size_t live_bytes() const;
 
  private:
   uint64_t* alloc_words();
@@ -313,13 +321,15 @@ class pt_store {
   void new_anon_ids(pte_table* t, uint32_t entries);  // unpacks t; zeroed anon ids
   void unpack(pte_table* t);       // the bitmap form, same entries
   void repack(pte_table* t);       // the packed form, when nothing but presence is held
+  node_pool& slot_pool(uint32_t entries);  // directories' slot arrays of that many entries
   uint16_t pte_words_;
-  std::vector<pte_table*> free_tables_;
-  std::vector<uint64_t*> free_words_;
-  std::vector<void*> chunks_;
+  node_pool tables_;  // pte_table
+  node_pool words_;   // bitmaps of pte_words_ words: presence, writable, anonmap
+  node_pool dirs_;    // pt_dir
+  std::vector<std::pair<uint32_t, std::unique_ptr<node_pool>>> slots_;  // by entries; a few per paging format
   std::vector<void*> full_, empty_;  // by level index; [0] unused
   std::vector<uint32_t> entries_;
-  size_t host_bytes_ = 0;
+  size_t other_bytes_ = 0;  // leaf arrays and anon ids, from the heap
 };
 
 }  // namespace vmlab

@@ -680,6 +680,7 @@ std::array<uint64_t, 3> sim_kernel::ptshare_counts() const {
 }
 bool sim_kernel::has_process(uint32_t pid) const { return k_->mms.count(pid) != 0; }
 size_t sim_kernel::host_bytes() const { return k_->store.host_bytes(); }
+size_t sim_kernel::live_host_bytes() const { return k_->store.live_bytes(); }
 size_t sim_kernel::model_host_bytes() const {
   // The big structures that grow with a run, each counted in O(1): page-table nodes, the
   // objects' per-page chunks, and one mm_struct with its PGD node per process (counted

@@ -118,7 +118,7 @@ TEST(PtStore, FullTablesShareOneBitmapAndClearingOneEntryCopiesIt) {
 }
 
 // What the form buys: a packed table needs no bitmap words, so 100,000 sparse tables cost
-// their nodes only (40 bytes each, in 1 MiB chunks); as bitmaps they would cost 64 more.
+// their nodes only (40 bytes each, in chunks of up to 2 MiB); as bitmaps 64 more each.
 TEST(PtStore, SparseTablesCostTheirNodesOnly) {
   pt_store store(8);
   std::vector<pte_table*> ts;
