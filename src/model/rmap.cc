@@ -166,15 +166,32 @@ uint64_t pte_chain_mapped_object_pages(const kernel& k) { return k.rm.mapped_fil
 // ranges uniform full nodes and PMD-mapped folios map (merged), and a sparse bitmap of
 // what other PTE tables map outside them. Host work follows the nodes, not the pages
 // (issue 11): 1,500 sharers of a 300 GiB segment give 450,000 ranges, not 118 billion bits.
+// Once an object's bitmap holds every page of the object, no further mapping can add to
+// its count, and its remaining VMAs are skipped: 1,500 processes that each read a random
+// 1% of a segment map all of it together long before the last of them is scanned.
 uint64_t scan_mapped_object_pages(const kernel& k) {
   // The bitmap is sparse (sparse.h): its memory follows what partial tables map, not the
   // objects' sizes; a directory of chunks where the object is small enough.
   struct object_maps {
     std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [first, last) object pages
     sparse_bitmap bits;                                 // pages other tables map
+    uint64_t nr_bits = 0;                               // bits set in `bits`
+    bool all = false;                                   // `bits` holds every page of the object
   };
   std::vector<object_maps> seen(k.objects.size());
   for (size_t o = 0; o < seen.size(); ++o) seen[o].bits.expect_bits(k.objects[o].nr_pages);
+  // Whether om's bitmap now holds every page of object o. A PTE maps only pages inside
+  // its object (truncation zaps the PTEs past the new end), but the test does not lean on
+  // that: bits past the end would make the count reach nr_pages early, so it checks.
+  auto holds_all = [&](object_maps& om, size_t o) {
+    const uint64_t n = k.objects[o].nr_pages;
+    if (om.all || n == 0 || om.nr_bits < n) return om.all;
+    uint64_t below = 0;
+    om.bits.for_each_word([&](uint64_t w, uint64_t bits) {
+      if (w * 64 < n) below += uint64_t(popcount64(n - w * 64 >= 64 ? bits : bits & bit_span(0, n - w * 64)));
+    });
+    return om.all = below == n;
+  };
   std::unordered_set<const void*> shared_seen;  // shared page tables map the same pages for every holder
   for (const auto& [pid, mmp] : k.mms) {
     const mm_struct& mm = *mmp;
@@ -183,6 +200,7 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
       const vm_area_struct& v = vma_entry.second;
       if (v.is_anon() || v.is_hugetlb()) continue;  // hugetlb pages are not in Mapped
       object_maps& om = seen[static_cast<size_t>(v.object)];
+      if (holds_all(om, static_cast<size_t>(v.object))) continue;
       auto add_range = [&](vaddr lo, vaddr hi) {
         const uint64_t pg = v.pgoff_at(lo, k.geo.shift);
         om.ranges.emplace_back(pg, pg + k.geo.pages(hi - lo));
@@ -200,7 +218,7 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
         if (vlo == base && vhi == base + k.geo.table_span() && !t->anonmap()) {
           // The whole table lies in the VMA (the usual case): word w is object page pg0 + 64w on.
           const auto pg0 = uint64_t(v.pgoff_at_signed(base, k.geo.shift));
-          t->for_each_word([&](uint32_t w, uint64_t present) { om.bits.or_window(pg0 + 64 * w, present); });
+          t->for_each_word([&](uint32_t w, uint64_t present) { om.nr_bits += om.bits.or_window(pg0 + 64 * w, present); });
           return;
         }
         t->for_each_word([&](uint32_t w, uint64_t present) {
@@ -216,7 +234,7 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
             m >>= -pg0;
             pg0 = 0;
           }
-          om.bits.or_window(uint64_t(pg0), m);
+          om.nr_bits += om.bits.or_window(uint64_t(pg0), m);
         });
       }, add_range, &shared_seen);
     }

@@ -170,12 +170,20 @@ class sparse_bitmap {
     if (sh) v |= word(i + 1) << (64 - sh);
     return v;
   }
-  // Sets the bits m of the 64 starting at bit `first` (first may be any bit index).
-  void or_window(uint64_t first, uint64_t m) {
-    if (!m) return;
+  // Sets the bits m of the 64 starting at bit `first` (first may be any bit index);
+  // returns how many of them were clear.
+  uint64_t or_window(uint64_t first, uint64_t m) {
+    if (!m) return 0;
     const uint64_t i = first >> 6, sh = first & 63;
-    if (m << sh) word_ref(i) |= m << sh;
-    if (sh && m >> (64 - sh)) word_ref(i + 1) |= m >> (64 - sh);
+    uint64_t added = 0;
+    auto or_word = [&](uint64_t w, uint64_t bits) {
+      uint64_t& x = word_ref(w);
+      added += uint64_t(__builtin_popcountll(bits & ~x));
+      x |= bits;
+    };
+    if (m << sh) or_word(i, m << sh);
+    if (sh && m >> (64 - sh)) or_word(i + 1, m >> (64 - sh));
+    return added;
   }
   // Calls f(w, bits) for every non-zero word, in order.
   template <class F>

@@ -453,6 +453,36 @@ TEST(RmapAnonVma, NoPerPageCostAndNoPteChainCache) {
   }
 }
 
+// Mapped counted from the page tables (rmap.cc scan_mapped_object_pages) stops scanning an
+// object once every page of it is mapped: later VMAs cannot add to it. The count must
+// stay exact on both sides of that point: a segment mapped in full by two processes'
+// halves, a third one reading some of it, then the first half's owner exiting. The
+// second object, never full, is counted alongside. No fault-around, so each read maps
+// its one page.
+TEST(RmapAnonVma, MappedStaysExactOnceAnObjectIsMappedInFull) {
+  auto k = boot("linux-6.18", {{"fault_around_bytes", "0"}}, 0,
+                {{"a", object_kind::shm, 64 * kPage}, {"b", object_kind::shm, 64 * kPage}});
+  ASSERT_TRUE(k);
+  auto attach = [&](uint32_t pid, int32_t object, uint64_t first, uint64_t pages) {
+    ASSERT_TRUE(k->spawn(pid).ok());
+    ASSERT_TRUE(k->mmap(map_op(pid, 0, 64 * kPage, object, true)).ok());
+    ASSERT_TRUE(k->touch(pid, 0, first * kPage, pages * kPage, kPage, false).ok()) << "pid " << pid;
+  };
+  auto mapped_pages = [&] { return k->meminfo_now().mapped / kPage; };
+  attach(1, 0, 0, 32);
+  EXPECT_EQ(mapped_pages(), 32u);
+  attach(2, 0, 31, 33);  // pages 31..63: object a is now mapped in full
+  EXPECT_EQ(mapped_pages(), 64u);
+  attach(3, 0, 0, 10);
+  attach(4, 1, 5, 7);  // object b: pages 5..11
+  EXPECT_EQ(mapped_pages(), 64u + 7);
+  EXPECT_EQ(k->check_invariants(), "");
+  // Without process 1, object a has pages 0..9 (process 3) and 31..63 (process 2).
+  ASSERT_TRUE(k->exit(1).ok());
+  EXPECT_EQ(mapped_pages(), 10u + 33 + 7);
+  EXPECT_EQ(k->check_invariants(), "");
+}
+
 // A fork chain of depth d: process 1 writes its VMA, then i forks i + 1 for i = 1..d.
 // anon_vma_chain without reuse (section 2.3): each fork clones the parent's AVCs (one per
 // ancestor) and adds its own anon_vma + AVC, so process i (0-based depth i) has i + 1 AVCs:
