@@ -166,9 +166,12 @@ uint64_t pte_chain_mapped_object_pages(const kernel& k) { return k.rm.mapped_fil
 // ranges uniform full nodes and PMD-mapped folios map (merged), and a sparse bitmap of
 // what other PTE tables map outside them. Host work follows the nodes, not the pages
 // (issue 11): 1,500 sharers of a 300 GiB segment give 450,000 ranges, not 118 billion bits.
-// Once an object's bitmap holds every page of the object, no further mapping can add to
-// its count, and its remaining VMAs are skipped: 1,500 processes that each read a random
-// 1% of a segment map all of it together long before the last of them is scanned.
+// Only a page in the page cache can be mapped, so once an object's bitmap holds every
+// cached page of the object, no further mapping can add to its count, and its remaining
+// VMAs are skipped. The address spaces are visited in order of their file and shmem RSS,
+// largest first, so that such a point comes early: 1,500 processes that each read a
+// random 1% of a segment map all of its cached pages together, and the later of them,
+// whose fault-around found a warm page cache, map 15% of it each.
 uint64_t scan_mapped_object_pages(const kernel& k) {
   // The bitmap is sparse (sparse.h): its memory follows what partial tables map, not the
   // objects' sizes; a directory of chunks where the object is small enough.
@@ -176,24 +179,28 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
     std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [first, last) object pages
     sparse_bitmap bits;                                 // pages other tables map
     uint64_t nr_bits = 0;                               // bits set in `bits`
-    bool all = false;                                   // `bits` holds every page of the object
+    bool all = false;                                   // `bits` holds every cached page of the object
   };
   std::vector<object_maps> seen(k.objects.size());
   for (size_t o = 0; o < seen.size(); ++o) seen[o].bits.expect_bits(k.objects[o].nr_pages);
-  // Whether om's bitmap now holds every page of object o. A PTE maps only pages inside
-  // its object (truncation zaps the PTEs past the new end), but the test does not lean on
-  // that: bits past the end would make the count reach nr_pages early, so it checks.
+  // Whether om's bitmap now holds every cached page of object o. A mapped page is in the
+  // page cache (check.cc verifies it), but the test does not lean on that: it checks that
+  // the bits are the cached pages themselves before it stops the scan of an object.
   auto holds_all = [&](object_maps& om, size_t o) {
-    const uint64_t n = k.objects[o].nr_pages;
-    if (om.all || n == 0 || om.nr_bits < n) return om.all;
-    uint64_t below = 0;
-    om.bits.for_each_word([&](uint64_t w, uint64_t bits) {
-      if (w * 64 < n) below += uint64_t(popcount64(n - w * 64 >= 64 ? bits : bits & bit_span(0, n - w * 64)));
-    });
-    return om.all = below == n;
+    const mem_object& obj = k.objects[o];
+    if (om.all || om.nr_bits < obj.nr_resident) return om.all;
+    bool same = true;
+    om.bits.for_each_word([&](uint64_t w, uint64_t bits) { same = same && (bits & ~obj.resident.word(w)) == 0; });
+    return om.all = same && om.nr_bits == obj.nr_resident;
   };
   std::unordered_set<const void*> shared_seen;  // shared page tables map the same pages for every holder
-  for (const auto& [pid, mmp] : k.mms) {
+  std::vector<const mm_struct*> by_rss;
+  by_rss.reserve(k.mms.size());
+  for (const auto& entry : k.mms) by_rss.push_back(entry.second.get());
+  std::stable_sort(by_rss.begin(), by_rss.end(), [](const mm_struct* a, const mm_struct* b) {
+    return a->rss.file + a->rss.shmem > b->rss.file + b->rss.shmem;
+  });
+  for (const mm_struct* mmp : by_rss) {
     const mm_struct& mm = *mmp;
     for (const auto& vma_entry : mm.vmas) {
       // A named reference, not a structured binding: clang 14 cannot capture those.

@@ -454,10 +454,11 @@ TEST(RmapAnonVma, NoPerPageCostAndNoPteChainCache) {
 }
 
 // Mapped counted from the page tables (rmap.cc scan_mapped_object_pages) stops scanning an
-// object once every page of it is mapped: later VMAs cannot add to it. The count must
-// stay exact on both sides of that point: a segment mapped in full by two processes'
-// halves, a third one reading some of it, then the first half's owner exiting. The
-// second object, never full, is counted alongside. No fault-around, so each read maps
+// object once every cached page of it is mapped: later VMAs cannot add to it. The count
+// must stay exact on both sides of that point: a segment mapped in full by two processes'
+// halves (the larger first, as the scan visits them), a third one reading some of it,
+// then the first half's owner exiting, which leaves cached pages no one maps. The second
+// object, never mapped in full, is counted alongside. No fault-around, so each read maps
 // its one page.
 TEST(RmapAnonVma, MappedStaysExactOnceAnObjectIsMappedInFull) {
   auto k = boot("linux-6.18", {{"fault_around_bytes", "0"}}, 0,
