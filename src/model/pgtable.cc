@@ -15,7 +15,7 @@ uint64_t* new_bits(uint32_t entries) { return new uint64_t[(entries + 63) / 64](
 
 pt_store::pt_store(uint16_t pte_words)
     : pte_words_(pte_words), tables_(sizeof(pte_table), alignof(pte_table)),
-      words_(pte_words * sizeof(uint64_t), 64), dirs_(sizeof(pt_dir), alignof(pt_dir)) {}
+      words_(pte_words * sizeof(uint64_t), 64), state_(2 * pte_words * sizeof(uint64_t), 64), dirs_(sizeof(pt_dir), alignof(pt_dir)) {}
 
 pt_store::~pt_store() {
   for (size_t i = 1; i + 1 < full_.size(); ++i)
@@ -31,13 +31,13 @@ pt_store::~pt_store() {
 }
 
 size_t pt_store::host_bytes() const {
-  size_t n = other_bytes_ + tables_.host_bytes() + words_.host_bytes() + dirs_.host_bytes();
+  size_t n = other_bytes_ + tables_.host_bytes() + words_.host_bytes() + state_.host_bytes() + dirs_.host_bytes();
   for (const auto& s : slots_) n += s.second->host_bytes();
   return n;
 }
 
 size_t pt_store::live_bytes() const {
-  size_t n = other_bytes_ + tables_.live_bytes() + words_.live_bytes() + dirs_.live_bytes();
+  size_t n = other_bytes_ + tables_.live_bytes() + words_.live_bytes() + state_.live_bytes() + dirs_.live_bytes();
   for (const auto& s : slots_) n += s.second->live_bytes();
   return n;
 }
@@ -182,7 +182,7 @@ void pt_store::unpack(pte_table* t) {
 }
 
 void pt_store::repack(pte_table* t) {
-  if (t->packed_ || t->refcount == kUniformRef || t->bm_.present || t->bm_.writable || t->bm_.anonmap || t->bm_.anon)
+  if (t->packed_ || t->refcount == kUniformRef || t->bm_.present || t->bm_.state || t->bm_.anon)
     return;
   t->packed_ = 1;
   t->pk_ = {};
@@ -310,11 +310,11 @@ void pt_store::clear_present(pte_table* t) {
   repack(t);
 }
 
-uint64_t* pt_store::new_state_words(pte_table* t) {
+void pt_store::new_state_words(pte_table* t) {
   unpack(t);
-  uint64_t* w = alloc_words();
-  std::memset(w, 0, t->nwords * sizeof(uint64_t));
-  return w;
+  auto* w = static_cast<uint64_t*>(state_.alloc());
+  std::memset(w, 0, 2 * t->nwords * sizeof(uint64_t));
+  t->bm_.state = w;
 }
 
 void pt_store::new_anon_ids(pte_table* t, uint32_t entries) {
@@ -325,10 +325,8 @@ void pt_store::new_anon_ids(pte_table* t, uint32_t entries) {
 
 void pt_store::drop_private(pte_table* t) {
   if (t->packed_) return;
-  free_words(t->bm_.writable);
-  t->bm_.writable = nullptr;
-  free_words(t->bm_.anonmap);
-  t->bm_.anonmap = nullptr;
+  if (t->bm_.state) state_.free(t->bm_.state);
+  t->bm_.state = nullptr;
   if (t->bm_.anon) {
     other_bytes_ -= t->nwords * 64 * sizeof(uint32_t);
     delete[] t->bm_.anon;

@@ -9,19 +9,24 @@
 // Representation (DESIGN.md "simulate the metadata, not the data"): a PTE page keeps a
 // presence bitmap, not frame numbers. Frames follow from (VMA, offset) for object pages;
 // only private mappings keep per-entry state (`writable` bits, an `anonmap` bit per entry
-// that maps an anonymous page), and only once they need it. An anonymous page mapped by
-// one PTE needs no identity; an id (and a mapcount in phys) is given to a page only when
-// fork makes a second PTE map it, so populating private memory stays a bitmap operation. A completely present PTE page points at one shared all-ones bitmap,
-// so 64 address spaces with 16 GiB mapped cost ~40 bytes per PTE page on the host.
+// that maps an anonymous page, the two made together), and only once they need it. An
+// anonymous page mapped by one PTE needs no identity; an id (and a mapcount in phys) is
+// given to a page only when fork makes a second PTE map it, so populating private memory
+// stays a bitmap operation. A completely present PTE page points at one shared all-ones
+// bitmap, so 64 address spaces with 16 GiB mapped cost ~32 bytes per PTE page on the host.
 //
 // Packed PTE pages (issue 11). A sparse table, as random touches leave them (1% of a
 // 300 GiB segment: ~5 faults, each with its fault-around window, in every 512 entries),
-// keeps its presence inside its 40-byte node: a mask of the 16-entry blocks that hold
+// keeps its presence inside its 32-byte node: a mask of the 16-entry blocks that hold
 // any entry and a 16-bit mask per such block, up to kPackedBlocks of them. A table takes
-// the bitmap form (64 more bytes) when it needs per-entry state or a thirteenth block, and
+// the bitmap form (64 more bytes) when it needs per-entry state or a ninth block, and
 // is packed again when it is empty and holds no state. Only pt_store changes the form;
-// readers see the same bits through test() and word(). Measured: 1,500 x 1% random
-// touches cost ~62 instead of ~132 host bytes per PTE page (BENCHMARKS.md).
+// readers see the same bits through test() and word(). Why eight blocks: in that case
+// each of a table's 32 blocks is touched with probability 1 - 0.99^16 = 0.149, so a
+// ninth block is needed by 3.9% of tables (64 bytes more each) and a thirteenth by
+// 0.04%; eight keep the node at 32 bytes, half a cache line, for ~34.5 host bytes per
+// PTE page on average against ~40 with twelve.
+// Measured: BENCHMARKS.md, "Datacenter scale".
 //
 // Huge pages (huge.h): an entry of a directory level that can hold a leaf (arch.h) may map
 // a huge page itself. Its slot is then not a child table: it holds the PTE table deposited
@@ -105,7 +110,7 @@ alignas(64) inline constexpr uint64_t kFullBitmap[kMaxPteWords] = {
 inline const uint64_t* full_bitmap() { return kFullBitmap; }
 
 // The packed form of a PTE page (below): at most this many non-empty 16-entry blocks.
-inline constexpr int kPackedBlocks = 12;
+inline constexpr int kPackedBlocks = 8;
 
 struct pte_table {
   uint32_t refcount = 1;    // address spaces mapping through this table
@@ -156,11 +161,13 @@ struct pte_table {
   }
   // Per-entry state of private and write-notify mappings (invariant 3); null in the
   // packed form, which has none.
-  [[nodiscard]] uint64_t* writable() const { return packed_ ? nullptr : bm_.writable; }  // PTE has write permission
-  [[nodiscard]] uint64_t* anonmap() const { return packed_ ? nullptr : bm_.anonmap; }    // entry maps an anonymous page
+  // writable and anonmap are made together (one array of 2 x nwords words), so either is
+  // null exactly when the other is.
+  [[nodiscard]] uint64_t* writable() const { return packed_ ? nullptr : bm_.state; }  // PTE has write permission
+  [[nodiscard]] uint64_t* anonmap() const { return packed_ || !bm_.state ? nullptr : bm_.state + nwords; }  // entry maps an anonymous page
   [[nodiscard]] uint32_t* anon() const { return packed_ ? nullptr : bm_.anon; }  // ids of shared anonymous pages (0 = exclusive)
-  [[nodiscard]] uint64_t anon_word(uint32_t w) const { return anonmap() ? bm_.anonmap[w] : 0; }
-  [[nodiscard]] uint64_t writable_word(uint32_t w) const { return writable() ? bm_.writable[w] : 0; }
+  [[nodiscard]] uint64_t anon_word(uint32_t w) const { return writable() ? bm_.state[nwords + w] : 0; }
+  [[nodiscard]] uint64_t writable_word(uint32_t w) const { return writable() ? bm_.state[w] : 0; }
   // Whether the presence is a bitmap of this table's own: not packed, not none, not the
   // shared full bitmap.
   [[nodiscard]] bool owns_bitmap() const { return !packed_ && bm_.present && bm_.present != full_bitmap(); }
@@ -181,8 +188,7 @@ struct pte_table {
   // and the per-entry state, each allocated when first needed.
   struct bitmap_form {
     uint64_t* present;
-    uint64_t* writable;
-    uint64_t* anonmap;
+    uint64_t* state;  // writable (words 0 .. nwords - 1), then anonmap; null: neither held
     uint32_t* anon;
   };
   // Packed form: bit b of `blocks` says entries 16b .. 16b + 15 are not all absent;
@@ -197,7 +203,7 @@ struct pte_table {
     packed_form pk_ = {};
   };
 };
-static_assert(sizeof(pte_table) == 40, "a PTE page's host node: 8 bytes of header, 32 of presence");
+static_assert(sizeof(pte_table) == 32, "a PTE page's host node: 8 bytes of header, 24 of presence");
 
 struct pt_dir {
   uint32_t refcount = 1;
@@ -287,11 +293,9 @@ class pt_store {
   void clear_present(pte_table* t);  // none present
   // The per-entry state arrays (zeroed when made); a packed table takes the bitmap form.
   void ensure_writable(pte_table* t) {
-    if (t->packed_ || !t->bm_.writable) t->bm_.writable = new_state_words(t);
+    if (t->packed_ || !t->bm_.state) new_state_words(t);
   }
-  void ensure_anonmap(pte_table* t) {
-    if (t->packed_ || !t->bm_.anonmap) t->bm_.anonmap = new_state_words(t);
-  }
+  void ensure_anonmap(pte_table* t) { ensure_writable(t); }
   void ensure_anon(pte_table* t, uint32_t entries) {
     if (t->packed_ || !t->bm_.anon) new_anon_ids(t, entries);
   }
@@ -317,14 +321,15 @@ class pt_store {
   void free_words(uint64_t* w);
   void own_present(pte_table* t);  // a private bitmap (from packed, null or full)
   void set_present_slow(pte_table* t, uint32_t w, uint64_t m);
-  uint64_t* new_state_words(pte_table* t);  // unpacks t; zeroed words for writable or anonmap
+  void new_state_words(pte_table* t);  // unpacks t; zeroed writable and anonmap words
   void new_anon_ids(pte_table* t, uint32_t entries);  // unpacks t; zeroed anon ids
   void unpack(pte_table* t);       // the bitmap form, same entries
   void repack(pte_table* t);       // the packed form, when nothing but presence is held
   node_pool& slot_pool(uint32_t entries);  // directories' slot arrays of that many entries
   uint16_t pte_words_;
   node_pool tables_;  // pte_table
-  node_pool words_;   // bitmaps of pte_words_ words: presence, writable, anonmap
+  node_pool words_;   // presence bitmaps of pte_words_ words
+  node_pool state_;   // writable and anonmap bitmaps, 2 x pte_words_ words
   node_pool dirs_;    // pt_dir
   std::vector<std::pair<uint32_t, std::unique_ptr<node_pool>>> slots_;  // by entries; a few per paging format
   std::vector<void*> full_, empty_;  // by level index; [0] unused
