@@ -166,7 +166,7 @@ struct pte_table {
   [[nodiscard]] uint64_t* writable() const { return packed_ ? nullptr : bm_.state; }  // PTE has write permission
   [[nodiscard]] uint64_t* anonmap() const { return packed_ || !bm_.state ? nullptr : bm_.state + nwords; }  // entry maps an anonymous page
   [[nodiscard]] uint32_t* anon() const { return packed_ ? nullptr : bm_.anon; }  // ids of shared anonymous pages (0 = exclusive)
-  [[nodiscard]] uint64_t anon_word(uint32_t w) const { return writable() ? bm_.state[nwords + w] : 0; }
+  [[nodiscard]] uint64_t anon_word(uint32_t w) const { return writable() ? bm_.state[nwords + w] : 0; }  // state holds both
   [[nodiscard]] uint64_t writable_word(uint32_t w) const { return writable() ? bm_.state[w] : 0; }
   // Whether the presence is a bitmap of this table's own: not packed, not none, not the
   // shared full bitmap.

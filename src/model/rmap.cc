@@ -180,6 +180,7 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
     sparse_bitmap bits;                                 // pages other tables map
     uint64_t nr_bits = 0;                               // bits set in `bits`
     bool all = false;                                   // `bits` holds every cached page of the object
+    bool stray = false;                                 // `bits` holds a page not cached: never stop
   };
   std::vector<object_maps> seen(k.objects.size());
   for (size_t o = 0; o < seen.size(); ++o) seen[o].bits.expect_bits(k.objects[o].nr_pages);
@@ -188,10 +189,9 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
   // the bits are the cached pages themselves before it stops the scan of an object.
   auto holds_all = [&](object_maps& om, size_t o) {
     const mem_object& obj = k.objects[o];
-    if (om.all || om.nr_bits < obj.nr_resident) return om.all;
-    bool same = true;
-    om.bits.for_each_word([&](uint64_t w, uint64_t bits) { same = same && (bits & ~obj.resident.word(w)) == 0; });
-    return om.all = same && om.nr_bits == obj.nr_resident;
+    if (om.all || om.stray || om.nr_bits < obj.nr_resident) return om.all;
+    om.bits.for_each_word([&](uint64_t w, uint64_t bits) { om.stray = om.stray || (bits & ~obj.resident.word(w)) != 0; });
+    return om.all = !om.stray && om.nr_bits == obj.nr_resident;
   };
   std::unordered_set<const void*> shared_seen;  // shared page tables map the same pages for every holder
   std::vector<const mm_struct*> by_rss;
