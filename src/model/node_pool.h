@@ -1,12 +1,12 @@
 // Host memory for the page-table store's nodes: a pool of fixed-size blocks.
 //
 // Why not malloc: the store of a datacenter-scale run holds hundreds of millions of small
-// nodes (a 40-byte PTE page, a 4 KiB directory's slots) that live until their process
+// nodes (a 32-byte PTE page, a 4 KiB directory's slots) that live until their process
 // exits. A pool carves them from large chunks with no per-block header, and takes its
 // chunks from the host already populated (MAP_POPULATE): the host kernel then fills a
 // chunk's pages in one call instead of taking a page fault per 4 KiB. On this project's
 // Firecracker guest that fault costs about 2.6 us, and filling 4 GiB took 3.8-4.1 s by
-// first touch against 1.1-1.3 s populated (docs/decisions.md "The node store's memory
+// first touch against 1.1-1.3 s populated (docs/decisions.md "the node store's memory
 // comes populated"). A pool's chunks double from kFirstChunk to kMaxChunk, so a small
 // kernel (a test's) populates kilobytes, not megabytes.
 //
