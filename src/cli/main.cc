@@ -16,7 +16,10 @@
 namespace vmlab::cli {
 
 int report_error(const status& s) {
-  std::cerr << "vmlab: error: " << s.to_string() << "\n";
+  // The whole line first: when the host is short of memory, building it may fail, and
+  // then main's std::bad_alloc message is the only one printed, not a half line before it.
+  const std::string line = "vmlab: error: " + s.to_string() + "\n";
+  std::cerr << line;
   return s.exit_code();
 }
 

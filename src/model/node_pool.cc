@@ -35,7 +35,7 @@ void free_host_chunk(void* p, size_t bytes) {
 }  // namespace
 
 node_pool::node_pool(size_t size, size_t align)
-    : size_(round_up(std::max(size, sizeof(void*)), align)) {}
+    : requested_(size), size_(round_up(std::max(size, sizeof(void*)), align)) {}
 
 node_pool::~node_pool() {
   for (const chunk& c : chunks_) free_host_chunk(c.base, c.bytes);

@@ -49,6 +49,7 @@ class node_pool {
     free_ = p;
   }
   [[nodiscard]] size_t block_size() const { return size_; }
+  [[nodiscard]] size_t requested_size() const { return requested_; }  // as constructed
   // Bytes of every chunk taken from the host.
   [[nodiscard]] size_t host_bytes() const { return host_bytes_; }
   // Bytes of the blocks handed out and not freed.
@@ -63,6 +64,7 @@ class node_pool {
     void* base;
     size_t bytes;
   };
+  size_t requested_;
   size_t size_;
   char* bump_ = nullptr;
   char* end_ = nullptr;

@@ -9,10 +9,6 @@ void* no_deposit() {
   return &marker;
 }
 
-namespace {
-uint64_t* new_bits(uint32_t entries) { return new uint64_t[(entries + 63) / 64](); }
-}
-
 pt_store::pt_store(uint16_t pte_words)
     : pte_words_(pte_words), tables_(sizeof(pte_table), alignof(pte_table)),
       words_(pte_words * sizeof(uint64_t), 64), state_(2 * pte_words * sizeof(uint64_t), 64), dirs_(sizeof(pt_dir), alignof(pt_dir)) {}
@@ -31,22 +27,30 @@ pt_store::~pt_store() {
 }
 
 size_t pt_store::host_bytes() const {
-  size_t n = other_bytes_ + tables_.host_bytes() + words_.host_bytes() + state_.host_bytes() + dirs_.host_bytes();
-  for (const auto& s : slots_) n += s.second->host_bytes();
+  size_t n = tables_.host_bytes() + words_.host_bytes() + state_.host_bytes() + dirs_.host_bytes();
+  for (const auto& a : arrays_) n += a->host_bytes();
   return n;
 }
 
 size_t pt_store::live_bytes() const {
-  size_t n = other_bytes_ + tables_.live_bytes() + words_.live_bytes() + state_.live_bytes() + dirs_.live_bytes();
-  for (const auto& s : slots_) n += s.second->live_bytes();
+  size_t n = tables_.live_bytes() + words_.live_bytes() + state_.live_bytes() + dirs_.live_bytes();
+  for (const auto& a : arrays_) n += a->live_bytes();
   return n;
 }
 
-node_pool& pt_store::slot_pool(uint32_t entries) {
-  for (auto& s : slots_)
-    if (s.first == entries) return *s.second;
-  slots_.emplace_back(entries, std::make_unique<node_pool>(entries * sizeof(void*), 64));
-  return *slots_.back().second;
+void* pt_store::new_array(size_t bytes) {
+  node_pool* pool = nullptr;
+  for (const auto& a : arrays_)
+    if (a->requested_size() == bytes) pool = a.get();
+  if (!pool) pool = arrays_.emplace_back(std::make_unique<node_pool>(bytes, bytes >= 64 ? 64 : 16)).get();
+  void* p = pool->alloc();
+  std::memset(p, 0, bytes);
+  return p;
+}
+
+void pt_store::free_array(void* p, size_t bytes) {
+  for (const auto& a : arrays_)
+    if (a->requested_size() == bytes) return a->free(p);
 }
 
 void pt_store::init_uniform(const std::vector<uint32_t>& entries) {
@@ -107,27 +111,25 @@ void pt_store::free_pte_table(pte_table* t) {
 pt_dir* pt_store::new_dir(uint32_t entries) {
   auto* d = new (dirs_.alloc()) pt_dir{};
   d->entries = entries;
-  d->slot = static_cast<void**>(slot_pool(entries).alloc());
-  std::fill(d->slot, d->slot + entries, nullptr);
+  d->slot = static_cast<void**>(new_array(entries * sizeof(void*)));
   return d;
 }
 
 void pt_store::free_dir(pt_dir* d) {
-  if (d->leaf) other_bytes_ -= 2 * ((d->entries + 63) / 64) * sizeof(uint64_t);
-  if (d->leaf_page) other_bytes_ -= d->entries * sizeof(uint32_t);
-  slot_pool(d->entries).free(d->slot);
-  delete[] d->leaf;
-  delete[] d->leaf_write;
-  delete[] d->leaf_page;
+  free_array(d->slot, d->entries * sizeof(void*));
+  if (d->leaf) {
+    free_array(d->leaf, leaf_bytes(d->entries));
+    free_array(d->leaf_write, leaf_bytes(d->entries));
+  }
+  if (d->leaf_page) free_array(d->leaf_page, d->entries * sizeof(uint32_t));
   d->~pt_dir();
   dirs_.free(d);
 }
 
 void pt_store::set_leaf(pt_dir* d, uint32_t i, void* deposit, bool writable, uint32_t page) {
   if (!d->leaf) {
-    d->leaf = new_bits(d->entries);
-    d->leaf_write = new_bits(d->entries);
-    other_bytes_ += 2 * ((d->entries + 63) / 64) * sizeof(uint64_t);
+    d->leaf = static_cast<uint64_t*>(new_array(leaf_bytes(d->entries)));
+    d->leaf_write = static_cast<uint64_t*>(new_array(leaf_bytes(d->entries)));
   }
   d->slot[i] = deposit;
   ++d->nr_used;
@@ -140,8 +142,7 @@ void pt_store::set_leaf(pt_dir* d, uint32_t i, void* deposit, bool writable, uin
 void pt_store::set_leaf_page(pt_dir* d, uint32_t i, uint32_t page) {
   if (!d->leaf_page) {
     if (!page) return;  // object pages only (hugetlb shared, shmem THP): no array
-    d->leaf_page = new uint32_t[d->entries]();
-    other_bytes_ += d->entries * sizeof(uint32_t);
+    d->leaf_page = static_cast<uint32_t*>(new_array(d->entries * sizeof(uint32_t)));
   }
   d->leaf_page[i] = page;
 }
@@ -319,8 +320,7 @@ void pt_store::new_state_words(pte_table* t) {
 
 void pt_store::new_anon_ids(pte_table* t, uint32_t entries) {
   unpack(t);
-  t->bm_.anon = new uint32_t[entries]();
-  other_bytes_ += entries * sizeof(uint32_t);
+  t->bm_.anon = static_cast<uint32_t*>(new_array(entries * sizeof(uint32_t)));
 }
 
 void pt_store::drop_private(pte_table* t) {
@@ -328,8 +328,7 @@ void pt_store::drop_private(pte_table* t) {
   if (t->bm_.state) state_.free(t->bm_.state);
   t->bm_.state = nullptr;
   if (t->bm_.anon) {
-    other_bytes_ -= t->nwords * 64 * sizeof(uint32_t);
-    delete[] t->bm_.anon;
+    free_array(t->bm_.anon, t->nwords * 64 * sizeof(uint32_t));
     t->bm_.anon = nullptr;
   }
   repack(t);

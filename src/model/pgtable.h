@@ -73,7 +73,6 @@
 #include <cstring>
 #include <memory>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "model/node_pool.h"
@@ -310,7 +309,8 @@ class pt_store {
   // its slots hold the uniform nodes of the level below).
   void* materialize(int idx, const void* u);
 
-  // Host memory of every node and array the store holds (its pools' chunks, whole).
+  // Host memory of every node and array the store holds (its pools' chunks, whole). All
+  // of it is in the pools, so destroying the store frees it without a walk of the tree.
   [[nodiscard]] size_t host_bytes() const;
   // Host memory of the nodes and arrays in use: host_bytes() less the pools' free blocks
   // and unused tails (what a change of the tree costs, whatever the chunks).
@@ -325,16 +325,19 @@ class pt_store {
   void new_anon_ids(pte_table* t, uint32_t entries);  // unpacks t; zeroed anon ids
   void unpack(pte_table* t);       // the bitmap form, same entries
   void repack(pte_table* t);       // the packed form, when nothing but presence is held
-  node_pool& slot_pool(uint32_t entries);  // directories' slot arrays of that many entries
+  // Zeroed arrays of `bytes` (directory slots, huge-leaf bitmaps and pages, anon ids),
+  // from a pool per size: a paging format has a few.
+  void* new_array(size_t bytes);
+  void free_array(void* p, size_t bytes);
+  static size_t leaf_bytes(uint32_t entries) { return (entries + 63) / 64 * sizeof(uint64_t); }
   uint16_t pte_words_;
   node_pool tables_;  // pte_table
   node_pool words_;   // presence bitmaps of pte_words_ words
   node_pool state_;   // writable and anonmap bitmaps, 2 x pte_words_ words
   node_pool dirs_;    // pt_dir
-  std::vector<std::pair<uint32_t, std::unique_ptr<node_pool>>> slots_;  // by entries; a few per paging format
+  std::vector<std::unique_ptr<node_pool>> arrays_;  // new_array's, one per size
   std::vector<void*> full_, empty_;  // by level index; [0] unused
   std::vector<uint32_t> entries_;
-  size_t other_bytes_ = 0;  // leaf arrays and anon ids, from the heap
 };
 
 }  // namespace vmlab

@@ -32,19 +32,10 @@ kernel::kernel(kernel_profile p, uint64_t total_pages, double fragmentation)
 }
 
 sim_kernel::sim_kernel(std::unique_ptr<kernel> k) : k_(std::move(k)) {}
-sim_kernel::~sim_kernel() {
-  if (!k_) return;
-  // A run stopped because the host ran out of memory (std::bad_alloc) ends here too, and
-  // tearing down may need a little memory itself: then the tables are left to the host,
-  // which takes them back at exit, rather than a second bad_alloc ending vmlab.
-  try {
-    std::vector<uint32_t> pids;
-    for (const auto& [pid, mm] : k_->mms) pids.push_back(pid);
-    for (uint32_t pid : pids) release_mm(*k_, pid);
-  } catch (const std::bad_alloc&) {
-    (void)k_.release();
-  }
-}
+// No walk of the address spaces: every page-table node and array is in the store's
+// pools, which free their chunks whole. So tearing down needs no memory, and a run that
+// the host ran out of memory for gives all of it back before the error is printed.
+sim_kernel::~sim_kernel() = default;
 
 result<std::unique_ptr<sim_kernel>> sim_kernel::create(const machine_decl& m, const std::vector<object_decl>& objects) {
   auto prof = find_profile(m.profile);
