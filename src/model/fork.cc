@@ -191,14 +191,11 @@ status dup_mm(kernel& k, mm_struct& parent, uint32_t child_pid) {
   return {};
 }
 
-namespace {
-
-void exit_mm(kernel& k, uint32_t pid, bool zap) {
+void exit_mmap(kernel& k, uint32_t pid) {
   auto it = k.mms.find(pid);
   if (it == k.mms.end()) return;
   mm_struct& mm = *it->second;
-  if (zap)
-    for (const auto& [start, v] : mm.vmas) zap_range(k, mm, v, v.vm_start, v.vm_end, false);
+  for (const auto& [start, v] : mm.vmas) zap_range(k, mm, v, v.vm_start, v.vm_end, false);
   for (auto& [start, v] : mm.vmas) vm_area_free(k, v);
   mm.vmas.clear();
   free_all_tables(k, mm);
@@ -207,11 +204,5 @@ void exit_mm(kernel& k, uint32_t pid, bool zap) {
   k.forget_walks();
   k.mms.erase(it);
 }
-
-}  // namespace
-
-void exit_mmap(kernel& k, uint32_t pid) { exit_mm(k, pid, true); }
-
-void release_mm(kernel& k, uint32_t pid) { exit_mm(k, pid, false); }
 
 }  // namespace vmlab

@@ -254,10 +254,6 @@ status do_remap_file_pages(kernel& k, mm_struct& mm, vaddr start, bytes size, ui
 result<mm_struct*> mm_create(kernel& k, uint32_t pid);
 status dup_mm(kernel& k, mm_struct& parent, uint32_t child_pid);
 void exit_mmap(kernel& k, uint32_t pid);
-// The host side of exit_mmap only, for a kernel that is being destroyed: the tables are
-// freed (shared ones let go) without zapping their entries, so no rmap, RSS or page
-// accounting is done: nothing reads it afterwards.
-void release_mm(kernel& k, uint32_t pid);
 
 // Calls f(base, table, lo, hi) for every PTE table present under VMA v of mm: the table
 // at `base` and the part [lo, hi) of v it maps. The scans that look at every PTE of a VMA
