@@ -11,7 +11,7 @@ void* no_deposit() {
 
 pt_store::pt_store(uint16_t pte_words)
     : pte_words_(pte_words), tables_(sizeof(pte_table), alignof(pte_table)),
-      words_(pte_words * sizeof(uint64_t), 64), state_(2 * pte_words * sizeof(uint64_t), 64), dirs_(sizeof(pt_dir), alignof(pt_dir)) {}
+      words_(pte_words * sizeof(uint64_t), 64), dirs_(sizeof(pt_dir), alignof(pt_dir)) {}
 
 pt_store::~pt_store() {
   for (size_t i = 1; i + 1 < full_.size(); ++i)
@@ -27,31 +27,30 @@ pt_store::~pt_store() {
 }
 
 size_t pt_store::host_bytes() const {
-  size_t n = tables_.host_bytes() + words_.host_bytes() + state_.host_bytes() + dirs_.host_bytes();
+  size_t n = tables_.host_bytes() + words_.host_bytes() + dirs_.host_bytes();
   for (const auto& a : arrays_) n += a->host_bytes();
   return n;
 }
 
 size_t pt_store::live_bytes() const {
-  size_t n = tables_.live_bytes() + words_.live_bytes() + state_.live_bytes() + dirs_.live_bytes();
+  size_t n = tables_.live_bytes() + words_.live_bytes() + dirs_.live_bytes();
   for (const auto& a : arrays_) n += a->live_bytes();
   return n;
 }
 
-void* pt_store::new_array(size_t bytes) {
-  node_pool* pool = nullptr;
+node_pool& pt_store::array_pool(size_t bytes) {
   for (const auto& a : arrays_)
-    if (a->requested_size() == bytes) pool = a.get();
-  if (!pool) pool = arrays_.emplace_back(std::make_unique<node_pool>(bytes, bytes >= 64 ? 64 : 16)).get();
-  void* p = pool->alloc();
+    if (a->requested_size() == bytes) return *a;
+  return *arrays_.emplace_back(std::make_unique<node_pool>(bytes, bytes >= 64 ? 64 : 16));
+}
+
+void* pt_store::new_array(size_t bytes) {
+  void* p = array_pool(bytes).alloc();
   std::memset(p, 0, bytes);
   return p;
 }
 
-void pt_store::free_array(void* p, size_t bytes) {
-  for (const auto& a : arrays_)
-    if (a->requested_size() == bytes) return a->free(p);
-}
+void pt_store::free_array(void* p, size_t bytes) { array_pool(bytes).free(p); }
 
 void pt_store::init_uniform(const std::vector<uint32_t>& entries) {
   entries_ = entries;
@@ -313,9 +312,7 @@ void pt_store::clear_present(pte_table* t) {
 
 void pt_store::new_state_words(pte_table* t) {
   unpack(t);
-  auto* w = static_cast<uint64_t*>(state_.alloc());
-  std::memset(w, 0, 2 * t->nwords * sizeof(uint64_t));
-  t->bm_.state = w;
+  t->bm_.state = static_cast<uint64_t*>(new_array(state_bytes()));
 }
 
 void pt_store::new_anon_ids(pte_table* t, uint32_t entries) {
@@ -325,7 +322,7 @@ void pt_store::new_anon_ids(pte_table* t, uint32_t entries) {
 
 void pt_store::drop_private(pte_table* t) {
   if (t->packed_) return;
-  if (t->bm_.state) state_.free(t->bm_.state);
+  if (t->bm_.state) free_array(t->bm_.state, state_bytes());
   t->bm_.state = nullptr;
   if (t->bm_.anon) {
     free_array(t->bm_.anon, t->nwords * 64 * sizeof(uint32_t));

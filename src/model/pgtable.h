@@ -325,15 +325,16 @@ class pt_store {
   void new_anon_ids(pte_table* t, uint32_t entries);  // unpacks t; zeroed anon ids
   void unpack(pte_table* t);       // the bitmap form, same entries
   void repack(pte_table* t);       // the packed form, when nothing but presence is held
-  // Zeroed arrays of `bytes` (directory slots, huge-leaf bitmaps and pages, anon ids),
-  // from a pool per size: a paging format has a few.
+  // Zeroed arrays of `bytes` (directory slots, huge-leaf bitmaps and pages, per-entry
+  // state, anon ids), from a pool per size: a paging format has a few.
+  node_pool& array_pool(size_t bytes);
   void* new_array(size_t bytes);
   void free_array(void* p, size_t bytes);
   static size_t leaf_bytes(uint32_t entries) { return (entries + 63) / 64 * sizeof(uint64_t); }
+  size_t state_bytes() const { return 2 * pte_words_ * sizeof(uint64_t); }  // writable, then anonmap
   uint16_t pte_words_;
   node_pool tables_;  // pte_table
-  node_pool words_;   // presence bitmaps of pte_words_ words
-  node_pool state_;   // writable and anonmap bitmaps, 2 x pte_words_ words
+  node_pool words_;   // presence bitmaps of pte_words_ words (not zeroed: their users fill them)
   node_pool dirs_;    // pt_dir
   std::vector<std::unique_ptr<node_pool>> arrays_;  // new_array's, one per size
   std::vector<void*> full_, empty_;  // by level index; [0] unused

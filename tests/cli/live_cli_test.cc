@@ -13,10 +13,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 
+#include "engine/live/procfs.h"
 #include "tests/cli/run_vmlab.h"
 #include "tests/live_host.h"
 
@@ -37,11 +37,9 @@ bool descends_from_us(const std::string& pid) {
     std::ifstream f("/proc/" + p + "/stat");
     std::string stat;
     if (!std::getline(f, stat)) return false;
-    const size_t close = stat.rfind(')');  // comm may hold spaces; ppid is the 2nd field after it
-    if (close == std::string::npos) return false;
-    std::istringstream rest(stat.substr(close + 2));
-    std::string state;
-    rest >> state >> p;
+    auto ppid = live::parse_stat_field(stat, 4);
+    if (!ppid.ok()) return false;
+    p = std::string(ppid.value());
   }
   return false;
 }

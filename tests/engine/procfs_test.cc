@@ -101,6 +101,19 @@ TEST(ProcfsTest, StatCommWithSpacesAndParentheses) {
   EXPECT_EQ(f.value(), 12345u);
 }
 
+// Any field by its proc(5) number: the state and the parent's pid after a comm with a
+// space and a ')' in it.
+TEST(ProcfsTest, StatFieldByNumber) {
+  const char* stat = "42 (a b) (c)) S 17 42 42 0 -1 4194560 12345\n";
+  auto state = parse_stat_field(stat, 3), ppid = parse_stat_field(stat, 4);
+  ASSERT_TRUE(state.ok() && ppid.ok());
+  EXPECT_EQ(state.value(), "S");
+  EXPECT_EQ(ppid.value(), "17");
+  auto past = parse_stat_field(stat, 11);
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.error().message(), "malformed /proc/PID/stat: fewer than 11 fields");
+}
+
 TEST(ProcfsTest, StatErrors) {
   EXPECT_FALSE(parse_stat_minflt("42 no-parens S 1").ok());
   EXPECT_FALSE(parse_stat_minflt("42 (x) S 1 2 3\n").ok());

@@ -177,28 +177,33 @@ result<proc_status> parse_status(std::string_view text) {
   return p;
 }
 
-result<uint64_t> parse_stat_minflt(std::string_view text) {
+result<std::string_view> parse_stat_field(std::string_view text, int field) {
   // "pid (comm) state ppid pgrp session tty_nr tpgid flags minflt ..." : after the last
-  // ')' come field 3 (state) onwards, so minflt (field 10) is the 8th token there.
+  // ')' come field 3 (state) onwards.
   const size_t close = text.rfind(')');
   if (close == std::string_view::npos) return status::io_error("malformed /proc/PID/stat: no ')' after the command name");
   size_t i = close + 1;
   for (int token = 3;; ++token) {
     while (i < text.size() && text[i] == ' ') ++i;
-    if (i >= text.size() || text[i] == '\n') return status::io_error("malformed /proc/PID/stat: fewer than 10 fields");
+    if (i >= text.size() || text[i] == '\n')
+      return status::io_error("malformed /proc/PID/stat: fewer than " + std::to_string(field) + " fields");
     size_t end = i;
     while (end < text.size() && text[end] != ' ' && text[end] != '\n') ++end;
-    if (token == 10) {
-      uint64_t v = 0;
-      for (size_t j = i; j < end; ++j) {
-        if (text[j] < '0' || text[j] > '9') return status::io_error("malformed /proc/PID/stat: minflt is not a number");
-        if (v > (UINT64_MAX - 9) / 10) return status::io_error("malformed /proc/PID/stat: minflt overflows");
-        v = v * 10 + uint64_t(text[j] - '0');
-      }
-      return v;
-    }
+    if (token == field) return text.substr(i, end - i);
     i = end;
   }
+}
+
+result<uint64_t> parse_stat_minflt(std::string_view text) {
+  auto f = parse_stat_field(text, 10);
+  if (!f.ok()) return f.error();
+  uint64_t v = 0;
+  for (char c : f.value()) {
+    if (c < '0' || c > '9') return status::io_error("malformed /proc/PID/stat: minflt is not a number");
+    if (v > (UINT64_MAX - 9) / 10) return status::io_error("malformed /proc/PID/stat: minflt overflows");
+    v = v * 10 + uint64_t(c - '0');
+  }
+  return v;
 }
 
 result<std::vector<slab_row>> parse_slabinfo(std::string_view text) {

@@ -71,8 +71,11 @@ struct proc_status {
 result<meminfo> parse_meminfo(std::string_view text);
 // VmPTE is required; the Rss* lines (4.5+) read as 0 when absent.
 result<proc_status> parse_status(std::string_view text);
-// Field 10 (minflt) of /proc/PID/stat. The comm field may hold spaces and parentheses,
-// so fields are counted after the last ')'.
+// Field `field` (numbered as in proc(5): 1 pid, 2 comm, 3 state, 4 ppid, ...; 3 or more)
+// of /proc/PID/stat. The comm field may hold spaces and parentheses, so fields are
+// counted after the last ')'.
+result<std::string_view> parse_stat_field(std::string_view text, int field);
+// Field 10 (minflt) of /proc/PID/stat.
 result<uint64_t> parse_stat_minflt(std::string_view text);
 
 // /proc/slabinfo, versions 2.0 and 2.1 (SLAB and SLUB, 2.6.0 onwards; a "(statistics)"
