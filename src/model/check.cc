@@ -29,9 +29,35 @@ struct pte_table_check {
 
 namespace {
 
+// Invariant 8 of pgtable.h: a compact value's own structure (where it sits is walk's).
+void check_compact_value(const void* v, uint32_t entries, std::ostringstream& err) {
+  using L = compact_layout;
+  const uint64_t x = L::bits(v);
+  const uint64_t blocks = x >> L::kBlocksShift;
+  if (entries / 16 > L::kMaxBlocks) err << "a compact PTE table of " << entries << " entries; ";
+  if (entries / 16 < 32 && blocks >> (entries / 16)) err << "a compact block past the table's entries; ";
+  const uint32_t b = uint32_t(x >> L::kIndexShift) & 31;
+  const auto m = uint16_t(x >> L::kMaskShift);
+  if (x & L::kPartial) {
+    if (!((blocks >> b) & 1)) err << "a compact table's partial block " << b << " holds no entries; ";
+    if (m == 0 || m == 0xffff) err << "a compact table's partial block is " << (m ? "full" : "empty") << "; ";
+  } else if (b || m) {
+    err << "a compact table with a partial block's bits but no partial block; ";
+  }
+  const uint64_t used = L::kTag | L::kPartial | uint64_t{31} << L::kIndexShift | uint64_t{0xffff} << L::kMaskShift |
+                        ~uint64_t{0} << L::kBlocksShift;
+  if (x & ~used) err << "a compact value with stray bits; ";
+}
+
+}  // namespace
+
+namespace {
+
 struct recount {
   std::set<const void*> nodes[kLevels];
-  uint64_t uniform_refs[kLevels] = {};  // slots holding a uniform node: one page each (pgtable.h)
+  // Slots holding a uniform node or a compact PTE table, which are not nodes of their own:
+  // one page each (pgtable.h).
+  uint64_t value_refs[kLevels] = {};
   std::unordered_map<uint32_t, uint32_t> anon_refs;  // shared anonymous pages: PTEs per id
   uint64_t exclusive_anon = 0;                       // anonymous pages mapped once, without id
   // PTEs per mapped object page, sparse: an object may be far larger than what is mapped
@@ -106,6 +132,7 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
   const paging_format& f = k.prof.paging;
   const level l = f.at(idx).lvl;
   const bool uniform = is_uniform(node);
+  const bool compact = is_compact(node);
   const bool shared = is_shared_pt(k, idx, node);
   if (in_shared && !shared) rc.err << "a private node inside a shared page-table subtree; ";
   if (!in_shared && shared) {
@@ -124,13 +151,19 @@ void walk(const kernel& k, const mm_struct& mm, int idx, const void* node, vaddr
   mm_rss& entry_rss = in_shared ? rc.shared_rss : rss;
   if (uniform) {
     if (in_shared) rc.err << "a uniform node inside a shared page-table subtree; ";
-    ++rc.uniform_refs[static_cast<int>(l)];
+    ++rc.value_refs[static_cast<int>(l)];
     if (node != k.store.uniform(idx, true) && node != k.store.uniform(idx, false)) rc.err << "a uniform node of another level; ";
+  } else if (compact) {
+    if (in_shared) rc.err << "a compact PTE table inside a shared page-table subtree; ";
+    if (idx != f.nr_levels - 1) { rc.err << "a compact value above the PTE level; "; return; }
+    check_compact_value(node, f.pte().entries, rc.err);
+    ++rc.value_refs[static_cast<int>(l)];
   } else {
     rc.nodes[static_cast<int>(l)].insert(node);
   }
   if (idx == f.nr_levels - 1) {
-    const auto* t = static_cast<const pte_table*>(node);
+    const pte_ref ref(k.store, node);
+    const pte_table* t = ref.get();
     if (uniform && (t->packed() || t->writable() || t->anonmap() || t->anon() || (t->nr_present && !t->is_full())))
       rc.err << "a uniform PTE table with per-entry state; ";
     pte_table_check::packed_form(*t, f.pte().entries, rc.err);
@@ -472,7 +505,7 @@ std::string sim_kernel::check_invariants() const {
   uint64_t pages = 0;
   for (int i = 0; i < f.nr_levels; ++i) {
     const level l = f.at(i).lvl;
-    const uint64_t n = rc.nodes[static_cast<int>(l)].size() + rc.uniform_refs[static_cast<int>(l)];
+    const uint64_t n = rc.nodes[static_cast<int>(l)].size() + rc.value_refs[static_cast<int>(l)];
     if (n != k.pm.tables[static_cast<int>(l)]) rc.err << level_name(l) << " tables " << k.pm.tables[static_cast<int>(l)] << " != recount " << n << "; ";
     const bytes each = i == 0 ? k.prof.pgd_bytes() : f.at(i).table_bytes();
     // Backing pages, from first principles rather than pgalloc.cc's backing_pages(): whole

@@ -117,6 +117,7 @@ status copy_level(kernel& k, mm_struct& dst, const vm_area_struct& v, int idx, p
         ++dd->nr_used;
       }
       pt_materialize(k, dd, i, idx + 1);
+      if (is_compact(s)) s = pt_materialize(k, sd, i, idx + 1);  // copy_pte_table works on a node
       if (idx + 1 == f.nr_levels - 1) {
         if (status st = copy_pte_table(k, dst, v, static_cast<pte_table*>(s), static_cast<pte_table*>(d), addr & ~(span - 1));
             !st.ok())

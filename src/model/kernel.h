@@ -75,6 +75,7 @@ struct kernel {
   // order (the reference the differential test compares with).
   bool touch_in_table_order = true;
   uint64_t touch_batches_in_table_order = 0;  // batches that did
+  uint64_t tables_compacted = 0;  // PTE tables made compact slot values (pgtable.h)
   // One-entry walk caches: the PTE table last found for (mm, table-aligned address), and
   // the directory above PTE tables last found for (mm, address aligned to what it maps),
   // so that a walk to the next PTE table of the same directory starts there. Both are
@@ -136,14 +137,15 @@ void pt_put_shared(kernel& k, int idx, void* node);
 // A shared node that no process owns (an mshare region's, in its host mm): marked
 // shared_pt and charged to no mm, as a node below a shared parent is.
 void* pt_alloc_unowned(kernel& k, mm_struct& mm, int idx);
-// The reference count of the node at level index idx (a pte_table or a pt_dir).
+// The reference count of the node at level index idx (a pte_table or a pt_dir; not a
+// compact PTE page, which is a value of refcount 1).
 inline uint32_t& pt_refcount(const kernel& k, int idx, void* node) {
   return idx == k.prof.paging.nr_levels - 1 ? static_cast<pte_table*>(node)->refcount
                                             : static_cast<pt_dir*>(node)->refcount;
 }
 // Whether the node at level index idx is part of a shared subtree (ptshare.h).
 inline bool is_shared_pt(const kernel& k, int idx, const void* node) {
-  if (!node || is_uniform(node) || node == no_deposit()) return false;
+  if (!node || is_compact(node) || is_uniform(node) || node == no_deposit()) return false;
   return idx == k.prof.paging.nr_levels - 1 ? static_cast<const pte_table*>(node)->shared_pt != 0
                                             : static_cast<const pt_dir*>(node)->shared_pt != 0;
 }
@@ -167,9 +169,9 @@ void* pt_materialize(kernel& k, pt_dir* parent, uint32_t i, int idx);
 // when a huge leaf maps the address, or (alloc) when memory ran out — *oom tells which.
 // The caller may change the table: uniform nodes on the way are made private.
 pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom);
-// The PTE table for `addr` to read only (it may be a uniform node); nullptr when absent
-// or under a huge leaf.
-const pte_table* pte_lookup(const kernel& k, const mm_struct& mm, vaddr addr);
+// The PTE table for `addr` to read only (it may be a uniform node, or a compact one
+// decoded); null when absent or under a huge leaf.
+pte_ref pte_lookup(const kernel& k, const mm_struct& mm, vaddr addr);
 // Where no PTE table maps addr (pte_walk found none): the first address past the entry,
 // at the highest level, that is empty or a huge leaf there; so that walks over a sparse
 // range skip a missing PMD (1 GiB) or PUD table (512 GiB) in one step, not 2 MiB at a
@@ -281,7 +283,8 @@ void for_each_pte_table(const kernel& k, const mm_struct& mm, const vm_area_stru
       if (shared_seen && is_shared_pt(k, idx + 1, s) && !shared_seen->insert(s).second) continue;
       const vaddr b = base + vaddr{i} * span;
       if (idx + 1 == last) {
-        f(b, static_cast<const pte_table*>(s), std::max(b, v.vm_start), std::min(b + span, v.vm_end));
+        const pte_ref t(k.store, s);
+        f(b, t.get(), std::max(b, v.vm_start), std::min(b + span, v.vm_end));
         continue;
       }
       // (A uniform empty node's tables are visited: they exist, and 2.4's scan walks them.)

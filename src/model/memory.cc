@@ -359,7 +359,7 @@ void* walk_slot(kernel& k, mm_struct& mm, pt_dir* d, uint32_t x, int child_idx, 
     if (!s) { *oom = true; return nullptr; }
     ++d->nr_used;
   }
-  if (is_uniform(s)) pt_materialize(k, d, x, child_idx);
+  if (is_uniform(s) || is_compact(s)) pt_materialize(k, d, x, child_idx);
   return s;
 }
 
@@ -386,11 +386,11 @@ pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom)
   return k.cache_pte;
 }
 
-const pte_table* pte_lookup(const kernel& k, const mm_struct& mm, vaddr addr) {
+pte_ref pte_lookup(const kernel& k, const mm_struct& mm, vaddr addr) {
   const pt_dir* d = dir_lookup(k, mm, k.prof.paging.nr_levels - 2, addr);
-  if (!d) return nullptr;
+  if (!d) return {};
   const uint32_t x = k.prof.paging.index(k.prof.paging.nr_levels - 2, addr);
-  return d->is_leaf(x) ? nullptr : static_cast<const pte_table*>(d->slot[x]);
+  return d->is_leaf(x) ? pte_ref() : pte_ref(k.store, d->slot[x]);
 }
 
 vaddr pte_walk_skip(const kernel& k, const mm_struct& mm, vaddr addr) {
@@ -502,6 +502,21 @@ namespace {
 // window (or 2.4's read-around cluster, at most a PTE table's worth) and the tables above.
 uint64_t fault_reclaim_need(const kernel& k) {
   return std::max<uint64_t>(k.geo.pages(k.prof.fault_around_bytes), 32) + k.prof.paging.nr_levels;
+}
+
+// The PTE table t at `base` of mm becomes a compact slot value when it can be one
+// (pgtable.h): its node goes back to the store, and the walk cache, which held it, forgets
+// it (the directory above stays cached).
+void compact_table(kernel& k, mm_struct& mm, vaddr base, pte_table* t) {
+  void* v = k.store.compact(t);
+  if (!v) return;
+  const int above = k.prof.paging.nr_levels - 2;
+  bool oom = false;
+  pt_dir* d = dir_walk(k, mm, above, base, false, &oom);
+  d->slot[k.prof.paging.index(above, base)] = v;
+  k.store.free_pte_table(t);
+  k.cache_mm = nullptr;
+  ++k.tables_compacted;
 }
 
 }  // namespace
@@ -622,6 +637,7 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
     if (!t->shared_pt) rss_for_object(k, mm, vma) += mapped;  // as map_object_word
   }
   k.store.set_present_words(t, map, seen);
+  compact_table(k, mm, base, t);
   return {};
 }
 
@@ -777,7 +793,7 @@ bool touch_shared_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr bas
   const vaddr span = k.geo.table_span();
   if (base < vma.vm_start || base + span > vma.vm_end || k.rmap->per_page_state) return false;
   if (write && (!vma.shared || tracks_writable(k, vma))) return false;
-  const pte_table* look = pte_lookup(k, mm, base);
+  const pte_ref look = pte_lookup(k, mm, base);
   if (look && (!look->shared_pt || look->nr_present)) return false;
   const uint64_t pages = span >> k.geo.shift;
   mem_object& obj = k.objects[static_cast<size_t>(vma.object)];
@@ -851,8 +867,8 @@ status touch_range(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr start, v
       for (uint32_t w = 0; w < tv.nwords; ++w) any |= mask[w] != 0;
       if (!any) continue;
     }
-    const pte_table* look = pte_lookup(k, mm, base);
-    if (look == k.store.uniform(f.nr_levels - 1, true) && entries_stateless(k, vma)) continue;  // all there
+    const pte_ref look = pte_lookup(k, mm, base);
+    if (look.get() == k.store.uniform(f.nr_levels - 1, true) && entries_stateless(k, vma)) continue;  // all there
     if (!look) {
       // No PTE table: a huge page may map the range, or may be made to (huge.h).
       bool handled = false;
@@ -982,7 +998,7 @@ void wrprotect_range(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
   const table_view tv = view_of(k);
   const vaddr span = k.geo.table_span();
   for (vaddr base = k.geo.table_base(start); base < end; base += span) {
-    const pte_table* look = pte_lookup(k, mm, base);
+    const pte_ref look = pte_lookup(k, mm, base);
     if (!look || !look->writable()) continue;  // (a uniform node has no writable bits)
     bool oom = false;
     pte_table* t = pte_walk(k, mm, base, false, &oom);

@@ -206,6 +206,9 @@ void* pt_materialize(kernel& k, pt_dir* parent, uint32_t i, int idx) {
   if (is_uniform(s)) {
     s = k.store.materialize(idx, s);
     k.forget_walks();
+  } else if (is_compact(s)) {
+    s = k.store.expand(s);
+    k.forget_walks();
   }
   return s;
 }
@@ -222,7 +225,9 @@ void pt_put(kernel& k, mm_struct& mm, int idx, void* node) {
     k.forget_walks();
     return;
   }
-  uint32_t& ref = pt_refcount(k, idx, node);
+  // A compact PTE page is a value in its slot: this mm's alone, no node to free.
+  uint32_t compact_ref = 1;
+  uint32_t& ref = is_compact(node) ? compact_ref : pt_refcount(k, idx, node);
   const int64_t pages = ref == 1 ? pages_delta(k, mm, idx, -1) : 0;
   account_mm(k, mm, idx, -1);
   if (--ref > 0) return;  // still mapped by another address space
@@ -230,10 +235,10 @@ void pt_put(kernel& k, mm_struct& mm, int idx, void* node) {
   if (is_shared_pt(k, idx, node)) ptshare_forget(k, node);
   account_node(k, idx, -1, pages);
   k.pm.free(page_use::pgtable, uint64_t(-pages));
-  if (idx == k.prof.paging.nr_levels - 1)
-    k.store.free_pte_table(static_cast<pte_table*>(node));
-  else
+  if (idx < k.prof.paging.nr_levels - 1)
     k.store.free_dir(static_cast<pt_dir*>(node));
+  else if (!is_compact(node))
+    k.store.free_pte_table(static_cast<pte_table*>(node));
   k.forget_walks();
 }
 

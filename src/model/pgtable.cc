@@ -94,6 +94,77 @@ void* pt_store::materialize(int idx, const void* u) {
   return d;
 }
 
+namespace {
+
+using L = compact_layout;
+
+// Presence words [0, nwords) of compact value v; returns the entries present.
+uint32_t compact_words(const void* v, uint32_t nwords, uint64_t* w) {
+  const uint64_t x = L::bits(v);
+  std::fill(w, w + nwords, uint64_t{0});
+  uint32_t n = 0;
+  for (uint64_t blocks = x >> L::kBlocksShift; blocks; blocks &= blocks - 1) {
+    const auto b = uint32_t(__builtin_ctzll(blocks));
+    w[b >> 2] |= uint64_t{0xffff} << (16 * (b & 3));
+    n += 16;
+  }
+  if (x & L::kPartial) {
+    const auto b = uint32_t(x >> L::kIndexShift) & 31;
+    const auto m = uint16_t(x >> L::kMaskShift);
+    w[b >> 2] &= ~(uint64_t{0xffff} << (16 * (b & 3)));
+    w[b >> 2] |= uint64_t{m} << (16 * (b & 3));
+    n = n - 16 + uint32_t(popcount64(m));
+  }
+  return n;
+}
+
+}  // namespace
+
+void* pt_store::compact(const pte_table* t) const {
+  if (uint32_t{pte_words_} * 4 > L::kMaxBlocks || t->refcount != 1 || t->shared_pt) return nullptr;
+  if (!t->packed_ && (t->bm_.state || t->bm_.anon)) return nullptr;
+  uint64_t v = L::kTag;
+  // Block b holds the entries m: full ones are a bit each, one partial one fits beside them.
+  const auto add = [&v](uint32_t b, uint16_t m) {
+    if (!m) return true;
+    v |= uint64_t{1} << (L::kBlocksShift + b);
+    if (m == 0xffff) return true;
+    if (v & L::kPartial) return false;
+    v |= L::kPartial | uint64_t{b} << L::kIndexShift | uint64_t{m} << L::kMaskShift;
+    return true;
+  };
+  bool ok = true;
+  t->for_each_word([&](uint32_t w, uint64_t m) {
+    for (uint32_t j = 0; j < 4 && ok; ++j) ok = add(4 * w + j, static_cast<uint16_t>(m >> (16 * j)));
+  });
+  return ok ? reinterpret_cast<void*>(uintptr_t{v}) : nullptr;
+}
+
+pte_table* pt_store::expand(const void* v) {
+  uint64_t w[kMaxPteWords];
+  compact_words(v, pte_words_, w);
+  uint32_t words = 0;
+  for (uint32_t x = 0; x < pte_words_; ++x)
+    if (w[x]) words |= uint32_t{1} << x;
+  pte_table* t = new_pte_table();
+  set_present_words(t, w, words);
+  return t;
+}
+
+const pte_table* pt_store::view(const void* slot, pte_ref& r) const {
+  if (!is_compact(slot)) return static_cast<const pte_table*>(slot);
+  pte_table& t = r.decoded_;
+  const uint32_t n = compact_words(slot, pte_words_, r.words_);
+  t.refcount = 1;
+  t.nwords = static_cast<uint8_t>(pte_words_);
+  t.shared_pt = 0;
+  t.packed_ = 0;
+  t.bm_ = {};
+  t.bm_.present = n == uint32_t{pte_words_} * 64 ? const_cast<uint64_t*>(full_bitmap()) : n ? r.words_ : nullptr;
+  t.nr_present = static_cast<uint16_t>(n);
+  return &t;
+}
+
 pte_table* pt_store::new_pte_table() {
   auto* t = new (tables_.alloc()) pte_table{};
   t->nwords = static_cast<uint8_t>(pte_words_);

@@ -28,6 +28,19 @@
 // PTE page on average against ~40 with twelve.
 // Measured: BENCHMARKS.md, "Datacenter scale".
 //
+// Compact PTE pages (issue 11). Once the page cache holds a shared segment whole, the
+// tables random touches leave have 16-entry blocks that are each empty or full (a
+// fault-around window is an aligned block of 16 cached pages). Such a table needs no node:
+// the slot of the directory above holds its value, tagged by bit 0 (nodes are at least
+// 8-byte aligned): bits 32..63 the blocks that hold entries, all of them full but at most
+// one, whose index (bits 2..6) and 16-bit mask (bits 7..22) bit 1 announces. It is the
+// packed form without its node, for tables of up to 512 entries with no per-entry state,
+// refcount 1, outside shared subtrees (invariant 8). Like a uniform node it is made a node
+// (pt_materialize, and the walkers that change tables on their way down) before anything
+// changes it; read-only walks see it through pt_store::view and pte_ref. 1,500 processes
+// that each touch 1% of a 300 GiB segment at random hold 229 million PTE pages: 32 bytes
+// each as nodes, the 8 of their slot as values (BENCHMARKS.md, "compact tables").
+//
 // Huge pages (huge.h): an entry of a directory level that can hold a leaf (arch.h) may map
 // a huge page itself. Its slot is then not a child table: it holds the PTE table deposited
 // for an anonymous THP (pgtable_trans_huge_deposit), or no_deposit() for a huge zero
@@ -52,6 +65,10 @@
 //  7. A packed table is never uniform and holds no per-entry state; bit b of its block
 //     mask is set for at most kPackedBlocks blocks b < entries / 16, exactly the first
 //     popcount(blocks) block masks are non-zero, and they are in block order.
+//  8. A compact table (a tagged slot value) sits only in a slot of the level above PTE
+//     pages, never in a shared subtree, never as a leaf's deposit; its blocks lie below
+//     entries / 16, and a partial block it announces is one of them, neither empty nor
+//     full. Whatever it holds is held the same way by the node pt_store::expand makes.
 //
 // Uniform nodes (issue 11, datacenter scale). A PTE page of a shared object mapping keeps
 // only its presence bitmap: which pages it maps follows from the VMA. So a full one is the
@@ -240,12 +257,25 @@ struct pt_dir {
 // The slot value of a leaf with no deposited table.
 void* no_deposit();
 
+// Whether a slot holds a compact PTE page (above): a value, not a node.
+inline bool is_compact(const void* slot) { return reinterpret_cast<uintptr_t>(slot) & 1; }
+// The layout of a compact value (above).
+struct compact_layout {
+  static constexpr uint64_t kTag = 1, kPartial = 2;
+  static constexpr int kIndexShift = 2, kMaskShift = 7, kBlocksShift = 32;
+  static constexpr uint32_t kMaxBlocks = 32;  // tables of up to 512 entries
+  static uint64_t bits(const void* v) { return uint64_t(reinterpret_cast<uintptr_t>(v)); }
+};
+static_assert(sizeof(uintptr_t) == sizeof(uint64_t), "a compact value is a 64-bit slot");
+
 // The reference count of a uniform node: such nodes are never freed.
 inline constexpr uint32_t kUniformRef = UINT32_MAX;
 // Whether a node (pte_table or pt_dir: both begin with their reference count) is uniform.
 inline bool is_uniform(const void* node) {
-  return node && node != no_deposit() && *static_cast<const uint32_t*>(node) == kUniformRef;
+  return node && node != no_deposit() && !is_compact(node) && *static_cast<const uint32_t*>(node) == kUniformRef;
 }
+
+class pte_ref;
 
 // Host-side storage for nodes: fixed-size free lists, so that millions of PTE pages cost
 // a few tens of bytes each and allocation is a pointer pop. Not the simulated allocator:
@@ -309,6 +339,14 @@ class pt_store {
   // its slots hold the uniform nodes of the level below).
   void* materialize(int idx, const void* u);
 
+  // Compact PTE pages (above). compact() is the slot value that holds what t holds, or
+  // nullptr when t cannot be one (invariant 8); t is unchanged either way. expand() is a
+  // private node holding what compact value v holds. view() reads a slot of the level
+  // above PTE pages: the node it points at, or its compact value decoded into `r`.
+  [[nodiscard]] void* compact(const pte_table* t) const;
+  pte_table* expand(const void* v);
+  const pte_table* view(const void* slot, pte_ref& r) const;
+
   // Host memory of every node and array the store holds (its pools' chunks, whole). All
   // of it is in the pools, so destroying the store frees it without a walk of the tree.
   [[nodiscard]] size_t host_bytes() const;
@@ -339,6 +377,28 @@ class pt_store {
   std::vector<std::unique_ptr<node_pool>> arrays_;  // new_array's, one per size
   std::vector<void*> full_, empty_;  // by level index; [0] unused
   std::vector<uint32_t> entries_;
+};
+
+// A PTE page to read: the node a slot points at, or a compact slot's value decoded
+// (pt_store::view). It may point into itself, so it is neither copied nor moved; return
+// it as a prvalue.
+class pte_ref {
+ public:
+  pte_ref() = default;
+  pte_ref(const pt_store& store, const void* slot) { p_ = slot ? store.view(slot, *this) : nullptr; }
+  pte_ref(const pte_ref&) = delete;
+  pte_ref& operator=(const pte_ref&) = delete;
+
+  [[nodiscard]] const pte_table* get() const { return p_; }
+  const pte_table* operator->() const { return p_; }
+  const pte_table& operator*() const { return *p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+
+ private:
+  friend class pt_store;
+  pte_table decoded_;
+  uint64_t words_[kMaxPteWords];
+  const pte_table* p_ = nullptr;
 };
 
 }  // namespace vmlab

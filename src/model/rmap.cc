@@ -305,7 +305,7 @@ uint64_t object_page_mapcount(const kernel& k, int32_t obj, uint64_t pg) {
     for (const auto& [start, v] : mmp->vmas) {
       if (v.object != obj || pg < v.pgoff || pg >= v.pgoff + v.pages(k.geo.shift)) continue;
       const vaddr a = v.addr_of(pg, k.geo.shift);
-      const pte_table* t = pte_lookup(k, *mmp, a);
+      const pte_ref t = pte_lookup(k, *mmp, a);
       const uint32_t i = k.geo.index(a);
       if (t && t->test(i) && !((t->anon_word(i >> 6) >> (i & 63)) & 1)) ++n;
     }
@@ -335,29 +335,19 @@ struct rmap_page {
 namespace {
 
 
-struct pte_loc {
-  const pte_table* t = nullptr;
-  uint32_t i = 0;
-};
-
-pte_loc locate(const kernel& k, const mm_struct& mm, vaddr addr) {
-  const pte_table* t = pte_lookup(k, mm, addr);
-  if (!t) return {};
-  return {t, k.geo.index(addr)};
-}
-
 bool anon_bit(const pte_table* t, uint32_t i) { return (t->anon_word(i >> 6) >> (i & 63)) & 1; }
 
 rmap_page identify(kernel& k, mm_struct& mm, vaddr addr) {
   rmap_page p;
   vm_area_struct* v = find_vma(mm, addr);
   if (!v) return p;
-  const pte_loc l = locate(k, mm, addr);
-  if (!l.t || !l.t->test(l.i)) return p;
+  const pte_ref t = pte_lookup(k, mm, addr);
+  const uint32_t i = k.geo.index(addr);
+  if (!t || !t->test(i)) return p;
   const uint64_t pgoff = v->pgoff_at(addr, k.geo.shift);
-  if (anon_bit(l.t, l.i)) {
+  if (anon_bit(t.get(), i)) {
     p.pg = pgoff;
-    p.id = l.t->anon() ? l.t->anon()[l.i] : 0;
+    p.id = t->anon() ? t->anon()[i] : 0;
     p.kind = p.id ? rmap_page::anon_shared : rmap_page::anon_exclusive;
     p.av = p.id ? k.pm.anon_origin(p.id) : v->anon_vma;
     if (!p.av) p.av = v->anon_vma;
@@ -386,8 +376,8 @@ bool entry_maps(uint8_t shift, const pte_table* t, uint32_t i, const mm_struct& 
 }
 
 bool maps(kernel& k, mm_struct& mm, const vm_area_struct& v, vaddr addr, const rmap_page& p) {
-  const pte_loc l = locate(k, mm, addr);
-  return entry_maps(k.geo.shift, l.t, l.i, mm, v, addr, p);
+  const pte_ref t = pte_lookup(k, mm, addr);
+  return entry_maps(k.geo.shift, t.get(), k.geo.index(addr), mm, v, addr, p);
 }
 
 using mapping = rmap_mapping;

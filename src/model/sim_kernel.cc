@@ -317,6 +317,7 @@ bool batch_commutes(kernel& k, mm_struct& mm, vaddr base, uint64_t limit, const 
 
 void sim_kernel::set_touch_in_table_order(bool on) { k_->touch_in_table_order = on; }
 uint64_t sim_kernel::touch_batches_in_table_order() const { return k_->touch_batches_in_table_order; }
+uint64_t sim_kernel::tables_compacted() const { return k_->tables_compacted; }
 
 status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uint64_t>& pages, bool write) {
   mm_struct* mm = find_mm(*k_, pid);
@@ -641,7 +642,8 @@ result<page_info> sim_kernel::page_at(uint32_t pid, uint32_t map, bytes off) con
     pi.mapcount = id ? k.huge.anons[id].entire : 0;
     return pi;
   }
-  const pte_table* t = v ? pte_lookup(k, *mm, addr) : nullptr;
+  if (!v) return pi;
+  const pte_ref t = pte_lookup(k, *mm, addr);
   const uint32_t i = k.geo.index(addr);
   if (!t || !t->test(i)) return pi;
   pi.present = true;

@@ -79,7 +79,7 @@ void gather(kernel& k, chunk& c) {
       for (vaddr a = v.addr_of(lo, shift); a < end;) {
         const vaddr base = k.geo.table_base(a);
         const vaddr tend = std::min(base + span, end);
-        const pte_table* t = pte_lookup(k, *mm, a);
+        const pte_ref t = pte_lookup(k, *mm, a);
         if (!t) {
           a = std::max(tend, pte_walk_skip(k, *mm, a));
           continue;

@@ -76,6 +76,70 @@ TEST(PtStore, PackedAndBitmapFormsAgreeWithABitset) {
   }
 }
 
+// Compact values (pgtable.h): random tables whose blocks are each empty, full or partial.
+// A table is a value exactly when it has at most one partial block, at most 512 entries
+// and nothing but presence; the value reads back (view) and makes a node (expand) with
+// the same entries, in the form set_present would give them.
+TEST(PtStore, CompactValuesHoldFullBlocksAndOnePartial) {
+  for (uint16_t words : {uint16_t{4}, uint16_t{8}, uint16_t{16}}) {
+    const uint32_t entries = words * 64u;
+    pt_store store(words);
+    std::mt19937_64 r(words + 100);
+    uint32_t made = 0;
+    for (int round = 0; round < 400; ++round) {
+      std::bitset<kMaxEntries> ref;
+      uint32_t partial = 0;
+      const auto full_share = r() % 100, partial_share = r() % 8;  // per cent of blocks
+      for (uint32_t b = 0; b < entries / 16; ++b) {
+        const auto x = r() % 100;
+        uint16_t m = 0;
+        if (x < full_share) m = 0xffff;
+        else if (x < full_share + partial_share) m = static_cast<uint16_t>(1 + r() % 0xfffe);  // neither empty nor full
+        partial += m && m != 0xffff;
+        for (uint32_t i = 0; i < 16; ++i)
+          if ((m >> i) & 1) ref.set(b * 16 + i);
+      }
+      pte_table* t = store.new_pte_table();
+      for (uint32_t w = 0; w < words; ++w) {
+        uint64_t m = 0;
+        for (uint32_t j = 0; j < 64; ++j)
+          if (ref[w * 64 + j]) m |= uint64_t{1} << j;
+        store.set_present(t, w, m);
+      }
+      const std::string where = "words " + std::to_string(words) + " round " + std::to_string(round) + ", " +
+                                std::to_string(partial) + " partial blocks";
+      void* v = store.compact(t);
+      ASSERT_EQ(v != nullptr, words <= 8 && partial <= 1) << where;
+      if (v) {
+        ++made;
+        ASSERT_TRUE(is_compact(v)) << where;
+        ASSERT_FALSE(is_uniform(v)) << where;
+        const pte_ref view(store, v);
+        expect_same(*view, ref, entries, where + ", view");
+        EXPECT_EQ(view->is_full(), ref.count() == entries) << where;
+        pte_table* e = store.expand(v);
+        expect_same(*e, ref, entries, where + ", expanded");
+        EXPECT_EQ(e->packed(), blocks_of(ref, entries) <= uint32_t(kPackedBlocks)) << where;
+        EXPECT_EQ(store.compact(e), v) << where;
+        store.free_pte_table(e);
+        // Anything but presence keeps it a node.
+        t->refcount = 2;
+        EXPECT_EQ(store.compact(t), nullptr) << where;
+        t->refcount = 1;
+        t->shared_pt = 1;
+        EXPECT_EQ(store.compact(t), nullptr) << where;
+        t->shared_pt = 0;
+        store.ensure_writable(t);
+        EXPECT_EQ(store.compact(t), nullptr) << where;
+      }
+      store.free_pte_table(t);
+    }
+    if (words <= 8) {
+      EXPECT_GT(made, 100u) << words;
+    }
+  }
+}
+
 TEST(PtStore, PerEntryStateTakesTheBitmapFormAndKeepsTheEntries) {
   pt_store store(8);
   pte_table* t = store.new_pte_table();
