@@ -504,12 +504,10 @@ uint64_t fault_reclaim_need(const kernel& k) {
   return std::max<uint64_t>(k.geo.pages(k.prof.fault_around_bytes), 32) + k.prof.paging.nr_levels;
 }
 
-// The PTE table t at `base` of mm becomes a compact slot value when it can be one
-// (pgtable.h): its node goes back to the store, and the walk cache, which held it, forgets
-// it (the directory above stays cached).
-void compact_table(kernel& k, mm_struct& mm, vaddr base, pte_table* t) {
-  void* v = k.store.compact(t);
-  if (!v) return;
+// The PTE table t at `base` of mm becomes compact slot value v (pgtable.h): its node goes
+// back to the store, and the walk cache, which held it, forgets it (the directory above
+// stays cached).
+void install_compact(kernel& k, mm_struct& mm, vaddr base, pte_table* t, void* v) {
   const int above = k.prof.paging.nr_levels - 2;
   bool oom = false;
   pt_dir* d = dir_walk(k, mm, above, base, false, &oom);
@@ -636,8 +634,9 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
     }
     if (!t->shared_pt) rss_for_object(k, mm, vma) += mapped;  // as map_object_word
   }
-  k.store.set_present_words(t, map, seen);
-  compact_table(k, mm, base, t);
+  // The table as the run leaves it: a compact value when it can be one.
+  if (void* v = k.store.compact(t, map, seen)) install_compact(k, mm, base, t, v);
+  else k.store.set_present_words(t, map, seen);
   return {};
 }
 

@@ -120,24 +120,25 @@ uint32_t compact_words(const void* v, uint32_t nwords, uint64_t* w) {
 
 }  // namespace
 
-void* pt_store::compact(const pte_table* t) const {
+void* pt_store::compact(const pte_table* t, const uint64_t* add, uint32_t add_words) const {
   if (uint32_t{pte_words_} * 4 > L::kMaxBlocks || t->refcount != 1 || t->shared_pt) return nullptr;
   if (!t->packed_ && (t->bm_.state || t->bm_.anon)) return nullptr;
   uint64_t v = L::kTag;
-  // Block b holds the entries m: full ones are a bit each, one partial one fits beside them.
-  const auto add = [&v](uint32_t b, uint16_t m) {
-    if (!m) return true;
-    v |= uint64_t{1} << (L::kBlocksShift + b);
-    if (m == 0xffff) return true;
-    if (v & L::kPartial) return false;
-    v |= L::kPartial | uint64_t{b} << L::kIndexShift | uint64_t{m} << L::kMaskShift;
-    return true;
-  };
-  bool ok = true;
-  t->for_each_word([&](uint32_t w, uint64_t m) {
-    for (uint32_t j = 0; j < 4 && ok; ++j) ok = add(4 * w + j, static_cast<uint16_t>(m >> (16 * j)));
-  });
-  return ok ? reinterpret_cast<void*>(uintptr_t{v}) : nullptr;
+  // Each non-empty 16-entry block is a bit; one that is not full fits beside them.
+  for (uint32_t words = add_words | (t->empty() ? 0 : t->words_in_use()); words; words &= words - 1) {
+    const auto w = uint32_t(__builtin_ctz(words));
+    uint64_t x = (t->empty() ? 0 : t->word(w)) | ((add_words >> w) & 1 ? add[w] : 0);
+    while (x) {
+      const uint32_t j = uint32_t(__builtin_ctzll(x)) >> 4, b = 4 * w + j;
+      const auto m = static_cast<uint16_t>(x >> (16 * j));
+      x &= ~(uint64_t{0xffff} << (16 * j));
+      v |= uint64_t{1} << (L::kBlocksShift + b);
+      if (m == 0xffff) continue;
+      if (v & L::kPartial) return nullptr;
+      v |= L::kPartial | uint64_t{b} << L::kIndexShift | uint64_t{m} << L::kMaskShift;
+    }
+  }
+  return reinterpret_cast<void*>(uintptr_t{v});
 }
 
 pte_table* pt_store::expand(const void* v) {

@@ -99,17 +99,25 @@ TEST(PtStore, CompactValuesHoldFullBlocksAndOnePartial) {
         for (uint32_t i = 0; i < 16; ++i)
           if ((m >> i) & 1) ref.set(b * 16 + i);
       }
+      uint64_t m[kMaxPteWords] = {};
+      for (uint32_t i = 0; i < entries; ++i)
+        if (ref[i]) m[i / 64] |= uint64_t{1} << (i % 64);
+      const uint32_t all = (uint32_t{1} << words) - 1, even = all & 0x5555;
       pte_table* t = store.new_pte_table();
+      pte_table* half = store.new_pte_table();  // the even words present, the odd ones added
       for (uint32_t w = 0; w < words; ++w) {
-        uint64_t m = 0;
-        for (uint32_t j = 0; j < 64; ++j)
-          if (ref[w * 64 + j]) m |= uint64_t{1} << j;
-        store.set_present(t, w, m);
+        store.set_present(t, w, m[w]);
+        if ((even >> w) & 1) store.set_present(half, w, m[w]);
       }
       const std::string where = "words " + std::to_string(words) + " round " + std::to_string(round) + ", " +
                                 std::to_string(partial) + " partial blocks";
       void* v = store.compact(t);
       ASSERT_EQ(v != nullptr, words <= 8 && partial <= 1) << where;
+      pte_table* fresh = store.new_pte_table();
+      EXPECT_EQ(store.compact(fresh, m, all), v) << where << ", all added";
+      EXPECT_EQ(store.compact(half, m, all & ~even), v) << where << ", half added";
+      store.free_pte_table(fresh);
+      store.free_pte_table(half);
       if (v) {
         ++made;
         ASSERT_TRUE(is_compact(v)) << where;
