@@ -49,10 +49,6 @@ void check_compact_value(const void* v, uint32_t entries, std::ostringstream& er
   if (x & ~used) err << "a compact value with stray bits; ";
 }
 
-}  // namespace
-
-namespace {
-
 struct recount {
   std::set<const void*> nodes[kLevels];
   // Slots holding a uniform node or a compact PTE table, which are not nodes of their own:
@@ -93,7 +89,9 @@ void walk_leaf(const kernel& k, const mm_struct& mm, const pt_dir* d, uint32_t i
       if (d->slot[j]) rc.err << "an entry inside the span of the huge leaf at 0x" << fmt_hex(base) << "; ";
   }
   const uint32_t id = d->page_of(i);
-  if (d->slot[i] != no_deposit()) {
+  if (is_compact(d->slot[i])) {
+    rc.err << "a compact value as a huge leaf's deposit at 0x" << fmt_hex(base) << "; ";
+  } else if (d->slot[i] != no_deposit()) {
     // An anonymous THP's (or the huge zero page's) deposited table: a PTE-level node of
     // this mm, empty until the PMD is split.
     const auto* t = static_cast<const pte_table*>(d->slot[i]);

@@ -38,8 +38,9 @@
 // refcount 1, outside shared subtrees (invariant 8). Like a uniform node it is made a node
 // (pt_materialize, and the walkers that change tables on their way down) before anything
 // changes it; read-only walks see it through pt_store::view and pte_ref. 1,500 processes
-// that each touch 1% of a 300 GiB segment at random hold 229 million PTE pages: 32 bytes
-// each as nodes, the 8 of their slot as values (BENCHMARKS.md, "compact tables").
+// that each touch 1% of a 300 GiB segment at random hold 229 million PTE pages, 32 bytes
+// each as nodes; about three quarters of them are values, which cost only their slot
+// (the early processes meet a partly cold cache). BENCHMARKS.md, "compact PTE tables".
 //
 // Huge pages (huge.h): an entry of a directory level that can hold a leaf (arch.h) may map
 // a huge page itself. Its slot is then not a child table: it holds the PTE table deposited
