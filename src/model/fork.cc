@@ -49,12 +49,12 @@ status copy_pte_table(kernel& k, mm_struct& dst, const vm_area_struct& v, pte_ta
     const uint64_t b = uint64_t{1} << (i & 63);
     if (s->anon_word(w) & b) {
       // The page becomes mapped twice: give it an identity and a mapcount.
-      k.store.ensure_anon(s, entries);
+      k.store.ensure_anon(s);
       if (!s->anon()[i]) s->anon()[i] = k.pm.share_anon(v.anon_vma);
       if (!rmap_dup_anon(k, s->anon()[i])) {
         return oom_status(k, "a pte_chain", gfp_zone::kernel);
       }
-      k.store.ensure_anon(d, entries);
+      k.store.ensure_anon(d);
       k.store.ensure_anonmap(d);
       d->anon()[i] = s->anon()[i];
       d->anonmap()[w] |= b;

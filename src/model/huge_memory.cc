@@ -293,7 +293,7 @@ void split_huge_pmd(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr b
     k.pm.split_huge(1);
     h.subpages = k.pm.share_anon_range(n, h.entire, vma.anon_vma);
   }
-  k.store.ensure_anon(t, n);
+  k.store.ensure_anon(t);
   for (uint32_t j = 0; j < n; ++j) t->anon()[j] = h.subpages + j;
   thp_pmd_ref(k, id, -1);  // this PMD mapping became 512 PTE mappings of the same pages
   if (h.entire == 0) huge_anon_release(k, id);

@@ -79,7 +79,7 @@ bool move_entry(kernel& k, const vm_area_struct& vma, vaddr old_addr, pte_table*
     dt->anonmap()[dw] |= bit(di);
   }
   if (id) {
-    k.store.ensure_anon(dt, k.geo.entries);
+    k.store.ensure_anon(dt);
     dt->anon()[di] = id;
     st->anon()[si] = 0;
   }

@@ -96,6 +96,18 @@ void* pt_store::materialize(int idx, const void* u) {
 
 namespace {
 
+// The 16-entry blocks of word w that the entries m of that word lie in, as bits of a
+// packed table's block mask (a fault-around window: one).
+uint64_t blocks_of(uint32_t w, uint64_t m) {
+  uint64_t blocks = 0;
+  for (uint64_t x = m; x;) {
+    const uint32_t j = uint32_t(__builtin_ctzll(x)) >> 4;
+    blocks |= uint64_t{1} << (4 * w + j);
+    x &= ~(uint64_t{0xffff} << (16 * j));
+  }
+  return blocks;
+}
+
 using L = compact_layout;
 
 // Presence words [0, nwords) of compact value v; returns the entries present.
@@ -124,14 +136,14 @@ void* pt_store::compact(const pte_table* t, const uint64_t* add, uint32_t add_wo
   if (uint32_t{pte_words_} * 4 > L::kMaxBlocks || t->refcount != 1 || t->shared_pt) return nullptr;
   if (!t->packed_ && (t->bm_.state || t->bm_.anon)) return nullptr;
   uint64_t v = L::kTag;
+  const bool has = !t->empty();
   // Each non-empty 16-entry block is a bit; one that is not full fits beside them.
-  for (uint32_t words = add_words | (t->empty() ? 0 : t->words_in_use()); words; words &= words - 1) {
+  for (uint32_t words = add_words | (has ? t->words_in_use() : 0); words; words &= words - 1) {
     const auto w = uint32_t(__builtin_ctz(words));
-    uint64_t x = (t->empty() ? 0 : t->word(w)) | ((add_words >> w) & 1 ? add[w] : 0);
-    while (x) {
-      const uint32_t j = uint32_t(__builtin_ctzll(x)) >> 4, b = 4 * w + j;
-      const auto m = static_cast<uint16_t>(x >> (16 * j));
-      x &= ~(uint64_t{0xffff} << (16 * j));
+    const uint64_t x = (has ? t->word(w) : 0) | ((add_words >> w) & 1 ? add[w] : 0);
+    for (uint64_t bl = blocks_of(w, x); bl; bl &= bl - 1) {
+      const auto b = uint32_t(__builtin_ctzll(bl));
+      const auto m = static_cast<uint16_t>(x >> (16 * (b - 4 * w)));
       v |= uint64_t{1} << (L::kBlocksShift + b);
       if (m == 0xffff) continue;
       if (v & L::kPartial) return nullptr;
@@ -269,22 +281,6 @@ void pt_store::own_present(pte_table* t) {
   t->bm_.present = w;
 }
 
-namespace {
-
-// The 16-entry blocks of word w that the entries m of that word lie in, as bits of a
-// packed table's block mask (a fault-around window: one).
-uint64_t blocks_of(uint32_t w, uint64_t m) {
-  uint64_t blocks = 0;
-  for (uint64_t x = m; x;) {
-    const uint32_t j = uint32_t(__builtin_ctzll(x)) >> 4;
-    blocks |= uint64_t{1} << (4 * w + j);
-    x &= ~(uint64_t{0xffff} << (16 * j));
-  }
-  return blocks;
-}
-
-}  // namespace
-
 void pt_store::set_present_slow(pte_table* t, uint32_t w, uint64_t m) {
   if (!m) return;
   t->nr_present = static_cast<uint16_t>(t->nr_present + popcount64(m));
@@ -387,9 +383,9 @@ void pt_store::new_state_words(pte_table* t) {
   t->bm_.state = static_cast<uint64_t*>(new_array(state_bytes()));
 }
 
-void pt_store::new_anon_ids(pte_table* t, uint32_t entries) {
+void pt_store::new_anon_ids(pte_table* t) {
   unpack(t);
-  t->bm_.anon = static_cast<uint32_t*>(new_array(entries * sizeof(uint32_t)));
+  t->bm_.anon = static_cast<uint32_t*>(new_array(anon_bytes()));
 }
 
 void pt_store::drop_private(pte_table* t) {
@@ -397,7 +393,7 @@ void pt_store::drop_private(pte_table* t) {
   if (t->bm_.state) free_array(t->bm_.state, state_bytes());
   t->bm_.state = nullptr;
   if (t->bm_.anon) {
-    free_array(t->bm_.anon, t->nwords * 64 * sizeof(uint32_t));
+    free_array(t->bm_.anon, anon_bytes());
     t->bm_.anon = nullptr;
   }
   repack(t);

@@ -326,8 +326,8 @@ class pt_store {
     if (t->packed_ || !t->bm_.state) new_state_words(t);
   }
   void ensure_anonmap(pte_table* t) { ensure_writable(t); }
-  void ensure_anon(pte_table* t, uint32_t entries) {
-    if (t->packed_ || !t->bm_.anon) new_anon_ids(t, entries);
+  void ensure_anon(pte_table* t) {
+    if (t->packed_ || !t->bm_.anon) new_anon_ids(t);
   }
   void drop_private(pte_table* t);   // frees writable/anonmap/anon arrays
 
@@ -363,7 +363,7 @@ class pt_store {
   void own_present(pte_table* t);  // a private bitmap (from packed, null or full)
   void set_present_slow(pte_table* t, uint32_t w, uint64_t m);
   void new_state_words(pte_table* t);  // unpacks t; zeroed writable and anonmap words
-  void new_anon_ids(pte_table* t, uint32_t entries);  // unpacks t; zeroed anon ids
+  void new_anon_ids(pte_table* t);  // unpacks t; zeroed anon ids
   void unpack(pte_table* t);       // the bitmap form, same entries
   void repack(pte_table* t);       // the packed form, when nothing but presence is held
   // Zeroed arrays of `bytes` (directory slots, huge-leaf bitmaps and pages, per-entry
@@ -373,6 +373,7 @@ class pt_store {
   void free_array(void* p, size_t bytes);
   static size_t leaf_bytes(uint32_t entries) { return (entries + 63) / 64 * sizeof(uint64_t); }
   size_t state_bytes() const { return 2 * pte_words_ * sizeof(uint64_t); }  // writable, then anonmap
+  size_t anon_bytes() const { return pte_words_ * 64 * sizeof(uint32_t); }   // an id per entry
   uint16_t pte_words_;
   node_pool tables_;  // pte_table
   node_pool words_;   // presence bitmaps of pte_words_ words (not zeroed: their users fill them)

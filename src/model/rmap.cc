@@ -334,7 +334,6 @@ struct rmap_page {
 
 namespace {
 
-
 bool anon_bit(const pte_table* t, uint32_t i) { return (t->anon_word(i >> 6) >> (i & 63)) & 1; }
 
 rmap_page identify(kernel& k, mm_struct& mm, vaddr addr) {
