@@ -1,5 +1,9 @@
 #include "engine/live/host_activity.h"
 
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -82,6 +86,41 @@ std::string others_change::describe() const {
   if (vmpte) what += "VmPTE " + signed_kb(vmpte);
   if (vmas) what += fmt::format("{}VMAs {:+}", what.empty() ? "" : ", ", vmas);
   return what.empty() ? who : who + " (" + what + ")";
+}
+
+namespace {
+
+// Writes `value` to a sysfs file; false if it cannot (no such file, not root).
+bool write_sysfs(const char* path, const std::string& value) {
+  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, value.data(), value.size()) == ssize_t(value.size());
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+void settle_deferred_frees() {
+  constexpr const char* kScanSleep = "/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs";
+  host_proc_source host;
+  if (auto v = host.read(kScanSleep); v.ok()) {
+    std::string value = v.value();
+    while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();
+    if (!value.empty() && value.find_first_not_of("0123456789") == std::string::npos) (void)write_sysfs(kScanSleep, value);
+  }
+  cpu_set_t allowed;
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (!CPU_ISSET(cpu, &allowed)) continue;
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      if (::sched_setaffinity(0, sizeof one, &one) == 0) ::sched_yield();
+    }
+    (void)::sched_setaffinity(0, sizeof allowed, &allowed);
+  }
+  (void)write_sysfs("/sys/module/rcutree/parameters/do_rcu_barrier", "1");
 }
 
 bytes host_pgd_page_table_bytes(proc_source& src) {

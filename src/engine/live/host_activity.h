@@ -11,8 +11,11 @@
 // the run's slab figures "not measurable here: host busy" rather than a wrong number.
 //
 // What stays invisible: the kernel's own page tables (vmalloc, counted in PageTables from
-// 6.16) and the RCU-deferred frees of a process that just exited. The reader of the figures
-// (live_engine.cc) waits for both to settle and calls the host busy when they do not.
+// 6.16), the RCU-deferred frees of a process that just exited, and the PGD of an exited
+// process whose mm someone still holds (khugepaged's scan cursor, for up to its 10 s sleep;
+// a CPU's lazy-TLB reference). The reader of the figures (live_engine.cc) has those frees
+// done before its starting reading (settle_deferred_frees), waits for them to settle, and
+// calls the host busy when they do not.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +57,22 @@ struct others_change {
   [[nodiscard]] std::string describe() const;
 };
 others_change compare_others(const others_snapshot& before, const others_snapshot& after, bytes pgd_bytes);
+
+// Has the host finish what it holds of processes that already exited, so that a reading
+// taken next does not count page tables the kernel is about to free:
+//  * wakes khugepaged (its scan_sleep_millisecs written back unchanged, which is how the
+//    kernel's store handler wakes it): an exited mm its scan cursor rests on keeps its
+//    PGD, in PageTables, until khugepaged next runs (mm/khugepaged.c, __khugepaged_exit
+//    leaves the slot being scanned to collect_mm_slot);
+//  * runs this thread once on every CPU it may use, so no CPU keeps an exited mm as its
+//    lazy-TLB active_mm;
+//  * waits for every pending RCU callback (rcutree's do_rcu_barrier, which calls
+//    rcu_barrier()): page tables freed by munmap or exit reach PageTables only in one, and
+//    lazy RCU (enable_rcu_lazy) may hold them for up to 10 s.
+// Each step needs root and is skipped where the host lacks its file. No setting changes.
+// Measured on this host (6.18, Firecracker): the PGD of an exited process whose mm
+// khugepaged had scanned stayed in PageTables 8 s, and left at once after this.
+void settle_deferred_frees();
 
 // The bytes of PageTables one process's PGD accounts for on this host: 0 before 6.14
 // ("Account page tables at all levels", upstream 68c601de75d8), else the PGD's size:
