@@ -60,10 +60,12 @@ others_change compare_others(const others_snapshot& before, const others_snapsho
 
 // Has the host finish what it holds of processes that already exited, so that a reading
 // taken next does not count page tables the kernel is about to free:
-//  * wakes khugepaged (its scan_sleep_millisecs written back unchanged, which is how the
-//    kernel's store handler wakes it): an exited mm its scan cursor rests on keeps its
-//    PGD, in PageTables, until khugepaged next runs (mm/khugepaged.c, __khugepaged_exit
-//    leaves the slot being scanned to collect_mm_slot);
+//  * wakes khugepaged for one scan pass: its scan_sleep_millisecs written back unchanged
+//    (the store handler wakes it at once since 4.7, "mm, thp: khugepaged should scan when
+//    sleep value is written"). An exited mm its scan cursor rests on keeps its PGD, in
+//    PageTables, until khugepaged next runs (mm/khugepaged.c: __khugepaged_exit leaves
+//    the slot being scanned to collect_mm_slot). A write by someone else between this
+//    read and write would be undone: a window of microseconds, taken as acceptable;
 //  * runs this thread once on every CPU it may use, so no CPU keeps an exited mm as its
 //    lazy-TLB active_mm;
 //  * waits for every pending RCU callback (rcutree's do_rcu_barrier, which calls
