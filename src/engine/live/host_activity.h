@@ -14,8 +14,8 @@
 // 6.16), the RCU-deferred frees of a process that just exited, and the PGD of an exited
 // process whose mm someone still holds (khugepaged's scan cursor, for up to its 10 s sleep;
 // a CPU's lazy-TLB reference). The reader of the figures (live_engine.cc) has those frees
-// done before its starting reading (settle_deferred_frees), waits for them to settle, and
-// calls the host busy when they do not.
+// done (settle_deferred_frees) before its starting reading and before the first reading
+// after a worker exits, waits for them to settle, and calls the host busy when they do not.
 #pragma once
 
 #include <cstdint>
