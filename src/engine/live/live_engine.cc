@@ -129,6 +129,7 @@ constexpr const char* slabs_workload = "live.slabs_workload";
 constexpr const char* slabs_crosscheck = "live.slabs_crosscheck";
 constexpr const char* others = "live.others";
 constexpr const char* page_tables_busy = "live.page_tables_busy";
+constexpr const char* settle = "live.settle";
 constexpr const char* slabs_busy = "live.slabs_busy";
 constexpr const char* slabs_unavailable = "live.slabs_unavailable";
 constexpr const char* image_stopped = "live.image_stopped";
@@ -816,6 +817,15 @@ class live_run {
                      "of each live worker. Each reading is taken between two equal PageTables readings with every "
                      "other process read in between. It includes each worker's PGD, as the model does, and the "
                      "kernel's own page tables (vmalloc), which no process accounts for.",
+                 false});
+    add_note(n, {note_id::settle,
+                 "the kernel's deferred frees were done before the starting reading and after exits: khugepaged woken, "
+                 "rcu_barrier",
+                 "an exited process's PGD stays in PageTables while khugepaged's scan cursor rests on its mm (until "
+                 "khugepaged's next pass, up to scan_sleep_millisecs), and lazy RCU can hold freed page tables for "
+                 "seconds; so before the starting reading, and before the first reading after workers exit, the run "
+                 "wrote khugepaged's scan_sleep_millisecs back unchanged (which wakes it for one pass), ran once on "
+                 "every CPU and called rcu_barrier (rcutree's do_rcu_barrier). No setting changed.",
                  false});
     add_note(n, {note_id::vmpte, "VmPTE_workload: VmPTE less the worker's own at spawn (forked: its parent's probe child's)",
                  "vmpte_workload = VmPTE - the worker's VmPTE when it was spawned (its copy of the zygote's address "
