@@ -134,11 +134,13 @@ TEST(SettleDeferredFreesLive, ThePgdOfAnExitedMmKhugepagedHoldsLeaves) {
     // take a new vmalloc PTE page, counted in PageTables since 6.16, also 4 KiB). Wait
     // for the pass to tell them apart.
     bool left = false;
-    for (int waited = 0; waited < 12 && !left; ++waited) {
+    int waited = 0;
+    for (; waited < 12 && !left; ++waited) {
       ::sleep(1);
       const auto now = residual(src, pgd);
       left = now && *now == *before;
     }
+    seen += fmt::format(" [waited {} s]", waited);
     seen += left ? " (it left by itself later: a held PGD)" : " (it stayed: a kernel page table, not a PGD)";
     if (left) ++held_attempts;
   }

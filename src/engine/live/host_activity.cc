@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -99,16 +100,55 @@ bool write_sysfs(const char* path, const std::string& value) {
   return ok;
 }
 
+// khugepaged's pid (the kernel thread of that name), 0 when it is not running (THP off).
+// Looked up each time: the thread stops and a new one starts when THP is turned off and on.
+int khugepaged_pid(proc_source& src) {
+  auto names = src.list("/proc");
+  if (!names.ok()) return 0;
+  for (const std::string& name : names.value()) {
+    if (!is_pid(name)) continue;
+    auto comm = src.read("/proc/" + name + "/comm");
+    if (comm.ok() && *comm == "khugepaged\n") return static_cast<int>(std::strtol(name.c_str(), nullptr, 10));
+  }
+  return 0;
+}
+
+// How many times the thread went to sleep of its own accord: khugepaged does at the end
+// of each scan pass. 0 when it cannot be read.
+uint64_t voluntary_switches(proc_source& src, int pid) {
+  auto st = src.read("/proc/" + std::to_string(pid) + "/status");
+  if (!st.ok()) return 0;
+  const char* key = "\nvoluntary_ctxt_switches:";
+  const size_t at = st->find(key);
+  return at == std::string::npos ? 0 : std::strtoull(st->c_str() + at + std::strlen(key), nullptr, 10);
+}
+
+// Wakes khugepaged for a scan pass (scan_sleep_millisecs written back unchanged) and waits,
+// up to a second, until it has gone back to sleep. khugepaged runs at nice 19: on a busy
+// host the pass can wait for a CPU for most of a second (measured here: 12-698 ms from the
+// wake to the PGD's free, idle otherwise).
+void khugepaged_pass(proc_source& src) {
+  constexpr const char* kScanSleep = "/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs";
+  auto v = src.read(kScanSleep);
+  if (!v.ok()) return;
+  std::string value = v.value();
+  while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();
+  if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) return;
+  const int pid = khugepaged_pid(src);
+  const uint64_t before = pid ? voluntary_switches(src, pid) : 0;
+  if (!write_sysfs(kScanSleep, value) || !pid) return;
+  for (int ms = 0; ms < 1000 && voluntary_switches(src, pid) == before; ++ms) ::usleep(1000);
+}
+
 }  // namespace
 
 void settle_deferred_frees() {
-  constexpr const char* kScanSleep = "/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs";
   host_proc_source host;
-  if (auto v = host.read(kScanSleep); v.ok()) {
-    std::string value = v.value();
-    while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();
-    if (!value.empty() && value.find_first_not_of("0123456789") == std::string::npos) (void)write_sysfs(kScanSleep, value);
-  }
+  // Twice: a wake that finds khugepaged mid-pass is lost (the pass ends by setting its next
+  // wake-up a full scan_sleep_millisecs ahead, over the wake's), and that pass's end looks
+  // like the end of the one asked for. The second wake finds it asleep.
+  khugepaged_pass(host);
+  khugepaged_pass(host);
   cpu_set_t allowed;
   if (::sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
     for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
@@ -120,6 +160,7 @@ void settle_deferred_frees() {
     }
     (void)::sched_setaffinity(0, sizeof allowed, &allowed);
   }
+  // Last, so that what khugepaged and the lazy-TLB switches let go through RCU is done too.
   (void)write_sysfs("/sys/module/rcutree/parameters/do_rcu_barrier", "1");
 }
 

@@ -60,7 +60,10 @@ others_change compare_others(const others_snapshot& before, const others_snapsho
 
 // Has the host finish what it holds of processes that already exited, so that a reading
 // taken next does not count page tables the kernel is about to free:
-//  * wakes khugepaged for one scan pass: its scan_sleep_millisecs written back unchanged
+//  * wakes khugepaged twice (a wake is lost on a khugepaged mid-pass) and waits, up to a
+//    second each, for the pass to end (its voluntary context switches move; it runs at
+//    nice 19, and a pass here began 12-698 ms after its wake): scan_sleep_millisecs
+//    written back unchanged
 //    (the store handler wakes it at once since 4.7, "mm, thp: khugepaged should scan when
 //    sleep value is written"). An exited mm its scan cursor rests on keeps its PGD, in
 //    PageTables, until khugepaged next runs (mm/khugepaged.c: __khugepaged_exit leaves
@@ -68,9 +71,10 @@ others_change compare_others(const others_snapshot& before, const others_snapsho
 //    read and write would be undone: a window of microseconds, taken as acceptable;
 //  * runs this thread once on every CPU it may use, so no CPU keeps an exited mm as its
 //    lazy-TLB active_mm;
-//  * waits for every pending RCU callback (rcutree's do_rcu_barrier, which calls
-//    rcu_barrier()): page tables freed by munmap or exit reach PageTables only in one, and
-//    lazy RCU (enable_rcu_lazy) may hold them for up to 10 s.
+//  * then waits for every pending RCU callback (rcutree's do_rcu_barrier, which calls
+//    rcu_barrier()): page tables freed by munmap or exit, and what khugepaged let go,
+//    reach PageTables only in one, and lazy RCU (enable_rcu_lazy) may hold them for up
+//    to 10 s.
 // Each step needs root and is skipped where the host lacks its file. No setting changes.
 // Measured on this host (6.18, Firecracker): the PGD of an exited process whose mm
 // khugepaged had scanned stayed in PageTables 8 s, and left at once after this.
