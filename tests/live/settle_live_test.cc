@@ -140,8 +140,8 @@ TEST(SettleDeferredFreesLive, ThePgdOfAnExitedMmKhugepagedHoldsLeaves) {
       const auto now = residual(src, pgd);
       left = now && *now == *before;
     }
-    seen += fmt::format(" [waited {} s]", waited);
-    seen += left ? " (it left by itself later: a held PGD)" : " (it stayed: a kernel page table, not a PGD)";
+    seen += left ? fmt::format(" (it left by itself within {} s: a held PGD)", waited)
+                 : std::string(" (it stayed 12 s: a kernel page table, not a PGD)");
     if (left) ++held_attempts;
   }
   if (!held_attempts)

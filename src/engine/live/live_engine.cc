@@ -824,8 +824,9 @@ class live_run {
                  "an exited process's PGD stays in PageTables while khugepaged's scan cursor rests on its mm (until "
                  "khugepaged's next pass, up to scan_sleep_millisecs), and lazy RCU can hold freed page tables for "
                  "seconds; so before the starting reading, and before the first reading after workers exit, the run "
-                 "wrote khugepaged's scan_sleep_millisecs back unchanged (which wakes it for one pass), ran once on "
-                 "every CPU and called rcu_barrier (rcutree's do_rcu_barrier). No setting changed.",
+                 "wrote khugepaged's scan_sleep_millisecs back unchanged twice (each write wakes it for a pass, whose "
+                 "end the run waited for), ran once on every CPU and called rcu_barrier (rcutree's do_rcu_barrier). "
+                 "No setting changed.",
                  false});
     add_note(n, {note_id::vmpte, "VmPTE_workload: VmPTE less the worker's own at spawn (forked: its parent's probe child's)",
                  "vmpte_workload = VmPTE - the worker's VmPTE when it was spawned (its copy of the zygote's address "
