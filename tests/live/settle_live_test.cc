@@ -129,6 +129,7 @@ TEST(SettleDeferredFreesLive, ThePgdOfAnExitedMmKhugepagedHoldsLeaves) {
       back = true;
       continue;
     }
+    if (*after - *before != int64_t(pgd)) continue;  // moved by something else too: tells nothing
     // Still a page up. A held PGD leaves by itself at khugepaged's next pass (at most
     // scan_sleep_millisecs); a kernel page table does not (a fork's vmap'd stack can
     // take a new vmalloc PTE page, counted in PageTables since 6.16, also 4 KiB). Wait
