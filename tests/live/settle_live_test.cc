@@ -13,7 +13,6 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <optional>
 #include <string>
 
@@ -75,11 +74,6 @@ pid_t start_hugepage_child(int* release_fd) {
   return ok ? pid : -1;
 }
 
-// Wakes khugepaged as settle_deferred_frees does, and does nothing else.
-void wake_khugepaged(const char* scan_sleep_file, const std::string& value) {
-  std::ofstream(scan_sleep_file) << value;
-}
-
 // Each attempt: a settled starting figure; a child khugepaged scans, which exits, leaving
 // its PGD held; then settle_deferred_frees. The figure must be back where it started.
 // Other processes can move it meanwhile, so only attempts that saw exactly one PGD more
@@ -108,7 +102,7 @@ TEST(SettleDeferredFreesLive, ThePgdOfAnExitedMmKhugepagedHoldsLeaves) {
     int release = -1;
     const pid_t child = start_hugepage_child(&release);
     ASSERT_GT(child, 0);
-    wake_khugepaged(kScanSleep, sleep_before.value());  // it scans the child and rests there
+    khugepaged_passes(src, 1);  // it scans the child and rests there
     ::usleep(200 * 1000);
     ASSERT_EQ(::write(release, "x", 1), 1);
     ::close(release);

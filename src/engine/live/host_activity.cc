@@ -123,32 +123,26 @@ uint64_t voluntary_switches(proc_source& src, int pid) {
   return at == std::string::npos ? 0 : std::strtoull(st->c_str() + at + std::strlen(key), nullptr, 10);
 }
 
-// Wakes khugepaged for a scan pass (scan_sleep_millisecs written back unchanged) and waits,
-// up to a second, until it has gone back to sleep. khugepaged runs at nice 19: on a busy
-// host the pass can wait for a CPU for most of a second (measured here: 12-698 ms from the
-// wake to the PGD's free, idle otherwise).
-void khugepaged_pass(proc_source& src) {
-  constexpr const char* kScanSleep = "/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs";
-  auto v = src.read(kScanSleep);
-  if (!v.ok()) return;
-  std::string value = v.value();
-  while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();
-  if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) return;
-  const int pid = khugepaged_pid(src);
-  const uint64_t before = pid ? voluntary_switches(src, pid) : 0;
-  if (!write_sysfs(kScanSleep, value) || !pid) return;
-  for (int ms = 0; ms < 1000 && voluntary_switches(src, pid) == before; ++ms) ::usleep(1000);
-}
-
 }  // namespace
+
+void khugepaged_passes(proc_source& src, int n) {
+  constexpr const char* kScanSleep = "/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs";
+  const int pid = khugepaged_pid(src);
+  auto sleep_ms = read_count(src, kScanSleep);
+  if (!pid || !sleep_ms.ok()) return;
+  for (int i = 0; i < n; ++i) {
+    const uint64_t before = voluntary_switches(src, pid);
+    if (!write_sysfs(kScanSleep, std::to_string(sleep_ms.value()))) return;
+    for (int ms = 0; ms < 1000 && voluntary_switches(src, pid) == before; ++ms) ::usleep(1000);
+  }
+}
 
 void settle_deferred_frees() {
   host_proc_source host;
-  // Twice: a wake that finds khugepaged mid-pass is lost (the pass ends by setting its next
+  // Two: a wake that finds khugepaged mid-pass is lost (the pass ends by setting its next
   // wake-up a full scan_sleep_millisecs ahead, over the wake's), and that pass's end looks
   // like the end of the one asked for. The second wake finds it asleep.
-  khugepaged_pass(host);
-  khugepaged_pass(host);
+  khugepaged_passes(host, 2);
   cpu_set_t allowed;
   if (::sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
     for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {

@@ -80,6 +80,12 @@ others_change compare_others(const others_snapshot& before, const others_snapsho
 // khugepaged had scanned stayed in PageTables 8 s, and left at once after this.
 void settle_deferred_frees();
 
+// Wakes khugepaged for a scan pass (scan_sleep_millisecs written back unchanged) and waits,
+// up to a second, until it sleeps again (its voluntary_ctxt_switches move), n times. It
+// runs at nice 19: measured here, a pass began 12-698 ms after its wake. Nothing when THP
+// is off (no khugepaged thread) or the file cannot be read or written.
+void khugepaged_passes(proc_source& src, int n);
+
 // The bytes of PageTables one process's PGD accounts for on this host: 0 before 6.14
 // ("Account page tables at all levels", upstream 68c601de75d8), else the PGD's size:
 // 8 KiB with PTI (PGD_ALLOCATION_ORDER 1), 4 KiB without.

@@ -7,15 +7,6 @@ namespace {
 
 constexpr const char* kThp = "/sys/kernel/mm/transparent_hugepage";
 
-result<uint64_t> read_count(proc_source& src, const std::string& path) {
-  auto t = src.read(path);
-  if (!t.ok()) return t.error();
-  try {
-    return uint64_t(std::stoull(t.value()));
-  } catch (const std::exception&) {
-    return status::io_error("malformed " + path + ": '" + t.value() + "'");
-  }
-}
 
 std::string size_text(bytes b) { return b >= GiB ? fmt::format("{} GiB", b / GiB) : fmt::format("{} MiB", b / MiB); }
 

@@ -320,6 +320,16 @@ result<proc_status> read_status(proc_source& src, int host_pid) {
   return r;
 }
 
+result<uint64_t> read_count(proc_source& src, const std::string& path) {
+  auto t = src.read(path);
+  if (!t.ok()) return t.error();
+  try {
+    return uint64_t(std::stoull(t.value()));
+  } catch (const std::exception&) {
+    return status::io_error("malformed " + path + ": '" + t.value() + "'");
+  }
+}
+
 result<uint64_t> read_minflt(proc_source& src, int host_pid) {
   const std::string path = "/proc/" + std::to_string(host_pid) + "/stat";
   auto t = src.read(path);

@@ -103,6 +103,8 @@ result<uint64_t> parse_maps_vma_count(std::string_view text);
 result<meminfo> read_meminfo(proc_source& src);
 result<proc_status> read_status(proc_source& src, int host_pid);
 result<uint64_t> read_minflt(proc_source& src, int host_pid);
+// A file that holds one unsigned number (a sysfs or /proc/sys setting).
+result<uint64_t> read_count(proc_source& src, const std::string& path);
 // The rows of `caches`, in that order: from /proc/slabinfo, and for a cache without a row
 // there (or for every cache when /proc/slabinfo cannot be read) from /sys/kernel/slab/.
 // io_error when a cache is in neither.
