@@ -55,8 +55,10 @@ int64_t object_pg0(const kernel& k, const vm_area_struct& vma, vaddr base, uint3
 // A per-page bitmap of the object (page-cache residency, PG_readahead) for the object
 // pages behind entries [64w, 64w+64) of the table at `base`, restricted to entries inside
 // the VMA (others read as clear). Entry i maps object page p0 + i, so a word is one
-// shifted window of the object's bitmap.
-uint64_t object_bits_word(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w, const sparse_bitmap& bits) {
+// shifted window of the object's bitmap. Bits [0, all_set) of the bitmap are known to be
+// set without reading it (a whole page cache: its words are a random read each).
+uint64_t object_bits_word(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w, const sparse_bitmap& bits,
+                          uint64_t all_set = 0) {
   const uint8_t sh0 = k.geo.shift;
   const vaddr wlo = base + w * k.geo.word_span(), whi = wlo + k.geo.word_span();
   const vaddr lo = std::max(wlo, vma.vm_start), hi = std::min(whi, vma.vm_end);
@@ -66,13 +68,15 @@ uint64_t object_bits_word(const kernel& k, const vm_area_struct& vma, vaddr base
   // Negative when the VMA starts inside the word; those entries are masked off.
   const int64_t p = object_pg0(k, vma, base, w);
   uint64_t v = 0;
-  if (p >= 0) v = bits.window(uint64_t(p));
+  if (p >= 0 && uint64_t(p) + 64 <= all_set) v = ~uint64_t{0};
+  else if (p >= 0) v = bits.window(uint64_t(p));
   else if (p > -64) v = bits.word(0) << uint64_t(-p);
   return v & in_vma;
 }
 
 uint64_t resident_word(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w) {
-  return object_bits_word(k, vma, base, w, k.objects[vma.object].resident);
+  const mem_object& obj = k.objects[vma.object];
+  return object_bits_word(k, vma, base, w, obj.resident, obj.nr_resident == obj.nr_pages ? obj.nr_pages : 0);
 }
 
 // Puts the object page behind entry i into the page cache (filemap.h).
