@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <linux/memfd.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -250,6 +251,10 @@ status driver::start_zygote() {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
     return status::io_error("socketpair for the zygote: " + errno_text(errno));
+  // Every worker is a copy of the zygote's address space, heap included: what the heap
+  // holds free goes back first (main keeps up to 256 MiB of it for the sim's next op), so
+  // that no worker maps, and no fork copies page tables for, memory nothing uses.
+  malloc_trim(0);
   const pid_t h = ::fork();
   if (h == 0) worker_main(sv[1], self_, fds_.data(), fds_.size());  // never returns
   const int fork_err = errno;
