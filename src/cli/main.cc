@@ -131,9 +131,10 @@ int main(int argc, char** argv) {
   using namespace vmlab::cli;
   // Large temporaries (a touch's pages, the generator's record of the pages drawn: 16 MB
   // for one op of the 1,500 x 300 GiB 1% case) come from the heap and stay there for the
-  // next op, instead of glibc mapping them afresh and trimming them after each op: every
-  // first write to fresh memory is a page fault, 4.3 million of them in that case
-  // (docs/decisions.md "glibc's heap keeps the large temporaries").
+  // next op, instead of glibc mapping them afresh or trimming them after an op, as it
+  // may depending on what else the heap holds: every first write to fresh memory is a
+  // page fault (bench/sga-1pct-warm.toml: 488,727 of them before, 58,723 after;
+  // docs/decisions.md "glibc's heap keeps the large temporaries").
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   CLI::App app{"vmlab: a laboratory for the memory an operating system spends on managing memory"};
