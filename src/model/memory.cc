@@ -56,7 +56,7 @@ int64_t object_pg0(const kernel& k, const vm_area_struct& vma, vaddr base, uint3
 // pages behind entries [64w, 64w+64) of the table at `base`, restricted to entries inside
 // the VMA (others read as clear). Entry i maps object page p0 + i, so a word is one
 // shifted window of the object's bitmap. Bits [0, all_set) of the bitmap are known to be
-// set without reading it (a whole page cache: its words are a random read each).
+// set, and are not looked up (a page cache that holds the whole object).
 uint64_t object_bits_word(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w, const sparse_bitmap& bits,
                           uint64_t all_set = 0) {
   const uint8_t sh0 = k.geo.shift;
