@@ -14,7 +14,7 @@ namespace vmlab {
 namespace {
 
 void BM_TouchGen_Uniform(benchmark::State& state) {
-  const bytes page = 4096;
+  const bytes page = 4 * KiB;  // x86-64's base page, as linux-6.18 pages the scenario
   op o;
   o.kind = op_kind::touch;
   o.pattern = touch_pattern::uniform;

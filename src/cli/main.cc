@@ -135,8 +135,8 @@ int main(int argc, char** argv) {
   // may depending on what else the heap holds: every first write to fresh memory is a
   // page fault (bench/sga-1pct-warm.toml: 488,727 of them before, 58,723 after;
   // docs/decisions.md "glibc's heap keeps the large temporaries").
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(64 * vmlab::MiB));
+  mallopt(M_TRIM_THRESHOLD, static_cast<int>(256 * vmlab::MiB));
   CLI::App app{"vmlab: a laboratory for the memory an operating system spends on managing memory"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "vmlab 0.1");

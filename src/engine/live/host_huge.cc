@@ -7,7 +7,6 @@ namespace {
 
 constexpr const char* kThp = "/sys/kernel/mm/transparent_hugepage";
 
-
 std::string size_text(bytes b) { return b >= GiB ? fmt::format("{} GiB", b / GiB) : fmt::format("{} MiB", b / MiB); }
 
 // The pool of `size` grows by `n` pages for the run; false plus a reason when it cannot.
