@@ -137,6 +137,11 @@ void pt_put_shared(kernel& k, int idx, void* node);
 // A shared node that no process owns (an mshare region's, in its host mm): marked
 // shared_pt and charged to no mm, as a node below a shared parent is.
 void* pt_alloc_unowned(kernel& k, mm_struct& mm, int idx);
+// The pages and counters of a private PTE page, as pt_alloc charges them, without its
+// node: for a new table that may be a compact value (pgtable.h) from the start. The
+// caller fills the slot, with the value or a node. false (nothing changed) when memory
+// ran out.
+bool pt_charge_compact(kernel& k, mm_struct& mm);
 // The reference count of the node at level index idx (a pte_table or a pt_dir; not a
 // compact PTE page, which is a value of refcount 1).
 inline uint32_t& pt_refcount(const kernel& k, int idx, void* node) {

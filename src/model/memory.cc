@@ -567,10 +567,19 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
   // no file readahead. faults_fit_without_reclaim makes this, and every reclaim point of
   // the run, a no-op: nothing below allocates where it could fail or fall back.
   reclaim_point(k, fault_reclaim_need(k));
-  // No huge PMD and no shared table can be met here (REQUIRES): the walk allocates.
+  // No huge PMD and no shared table can be met here (REQUIRES): the walk allocates. A
+  // table that is not there yet gets no node (t stays null, an empty table) unless it
+  // cannot end as a compact value.
   bool oom = false;
-  pte_table* t = pte_walk(k, mm, base, true, &oom);
-  if (!t) return oom_status(k, "a page-table page", pte_gfp(k));
+  const int above = k.prof.paging.nr_levels - 2;
+  pt_dir* d = dir_walk(k, mm, above, base, true, &oom);
+  const uint32_t slot = k.prof.paging.index(above, base);
+  pte_table* t = nullptr;
+  if (d && !d->slot[slot]) {
+    if (!pt_charge_compact(k, mm)) return oom_status(k, "a page-table page", pte_gfp(k));
+  } else if (!d || !(t = pte_walk(k, mm, base, true, &oom))) {
+    return oom_status(k, "a page-table page", pte_gfp(k));
+  }
   // The faults as fault_page takes them, one by one in order, on the table's state as
   // they leave it: `pres` (present entries) and `res` (page-cache residency), each word
   // read when a fault first reaches it (bit x of `seen`). What they add is applied
@@ -578,24 +587,40 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
   // rmap a word at a time and to the table at once.
   const bool anon = vma.is_anon();
   const around_windows aw = around_of(k, vma, base);
+  const table_view tv = view_of(k);
   // With the table inside the VMA and a window of at most 64 entries (a power of two),
   // every window is an aligned block of one word.
-  const bool word_windows = aw.first == 0 && aw.last == view_of(k).entries && aw.n <= 64;
+  const bool word_windows = aw.first == 0 && aw.last == tv.entries && aw.n <= 64;
   const uint64_t window_mask = aw.n >= 64 ? ~uint64_t{0} : (uint64_t{1} << aw.n) - 1;
+  const uint32_t window_bits = 63 & ~(aw.n - 1);  // entry index within its word -> its window's first
   uint64_t pres[kMaxPteWords], res[kMaxPteWords], cache[kMaxPteWords], map[kMaxPteWords];
   uint32_t seen = 0;
   static_assert(kMaxPteWords <= 32);
   const auto reach = [&](uint32_t x) {
     if (seen >> x & 1) return;
     seen |= 1u << x;
-    pres[x] = t->word(x);
+    pres[x] = t ? t->word(x) : 0;
     res[x] = anon ? 0 : resident_word(k, vma, base, x);
     cache[x] = map[x] = 0;
   };
+  // When the table's words are the object's words (entry 0 maps the first page of one),
+  // every word is read at the start instead, the residency a chunk of the bitmap at once.
+  const int64_t pg0 = anon ? -1 : object_pg0(k, vma, base, 0);
+  const bool whole_words = word_windows && pg0 >= 0 && pg0 % 64 == 0;
+  if (whole_words) {
+    const mem_object& obj = k.objects[vma.object];
+    if (obj.nr_resident == obj.nr_pages && uint64_t(pg0) + tv.entries <= obj.nr_pages) std::fill_n(res, tv.nwords, ~uint64_t{0});
+    else obj.resident.words(uint64_t(pg0) / 64, tv.nwords, res);
+    for (uint32_t x = 0; x < tv.nwords; ++x) {
+      pres[x] = t ? t->word(x) : 0;
+      cache[x] = map[x] = 0;
+    }
+  }
   uint64_t faults = 0;
   for (size_t j = 0; j < n; ++j) {
     const uint32_t p = idx[j], pw = p >> 6;
-    reach(pw);
+    if (whole_words) seen |= 1u << pw;
+    else reach(pw);
     if (pres[pw] & bit(p)) continue;  // present: a read does not fault
     ++faults;
     if (anon) {  // the zero page
@@ -604,12 +629,10 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
       continue;
     }
     // read_fault_at: the window's cached pages, the faulting page read in if it is not.
-    if (!(res[pw] & bit(p))) {
-      res[pw] |= bit(p);
-      cache[pw] |= bit(p);
-    }
+    cache[pw] |= bit(p) & ~res[pw];
+    res[pw] |= bit(p);
     if (word_windows) {  // an aligned block of aw.n entries of word pw
-      const uint64_t m = window_mask << (p & 63 & ~(aw.n - 1)) & res[pw] & ~pres[pw];
+      const uint64_t m = window_mask << (p & window_bits) & res[pw] & ~pres[pw];
       pres[pw] |= m;
       map[pw] |= m;
       continue;
@@ -631,16 +654,24 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
     uint64_t mapped = 0;
     for (uint32_t x = seen; x; x &= x - 1) {
       const auto w = uint32_t(__builtin_ctz(x));
-      if (!make_resident_word(k, vma, base, w, cache[w])) return oom_status(k, "a page-cache page", gfp_zone::highuser);
+      if (cache[w] && !make_resident_word(k, vma, base, w, cache[w])) return oom_status(k, "a page-cache page", gfp_zone::highuser);
       uint64_t done = 0;
       if (map[w] && !rmap_add_object_word(k, vma.object, object_pg0(k, vma, base, w), map[w], done)) return pte_chain_enomem(k);
       mapped += uint64_t(popcount64(map[w]));
     }
-    if (!t->shared_pt) rss_for_object(k, mm, vma) += mapped;  // as map_object_word
+    if (!t || !t->shared_pt) rss_for_object(k, mm, vma) += mapped;  // as map_object_word
   }
   // The table as the run leaves it: a compact value when it can be one.
-  if (void* v = k.store.compact(t, map, seen)) install_compact(k, mm, base, t, v);
-  else k.store.set_present_words(t, map, seen);
+  void* v = k.store.compact(t, map, seen);
+  if (t && v) {
+    install_compact(k, mm, base, t, v);
+    return {};
+  }
+  if (!t) {
+    d->slot[slot] = v ? v : (t = k.store.new_pte_table());
+    ++d->nr_used;
+  }
+  if (t) k.store.set_present_words(t, map, seen);
   return {};
 }
 

@@ -96,17 +96,20 @@ void* pt_store::materialize(int idx, const void* u) {
 
 namespace {
 
+// Which of the four 16-entry blocks of a word hold any of the bits m (bit j: block j):
+// each block's bits folded into its lowest, those four gathered by a multiply (their
+// partial products never overlap, so nothing carries).
+uint32_t word_blocks(uint64_t m) {
+  m |= m >> 8;
+  m |= m >> 4;
+  m |= m >> 2;
+  m |= m >> 1;
+  return uint32_t(((m & 0x0001000100010001) * 0x0000200040008001) >> 45) & 0xf;
+}
+
 // The 16-entry blocks of word w that the entries m of that word lie in, as bits of a
 // packed table's block mask (a fault-around window: one).
-uint64_t blocks_of(uint32_t w, uint64_t m) {
-  uint64_t blocks = 0;
-  for (uint64_t x = m; x;) {
-    const uint32_t j = uint32_t(__builtin_ctzll(x)) >> 4;
-    blocks |= uint64_t{1} << (4 * w + j);
-    x &= ~(uint64_t{0xffff} << (16 * j));
-  }
-  return blocks;
-}
+uint64_t blocks_of(uint32_t w, uint64_t m) { return uint64_t{word_blocks(m)} << (4 * w); }
 
 using L = compact_layout;
 
@@ -133,22 +136,20 @@ uint32_t compact_words(const void* v, uint32_t nwords, uint64_t* w) {
 }  // namespace
 
 void* pt_store::compact(const pte_table* t, const uint64_t* add, uint32_t add_words) const {
-  if (uint32_t{pte_words_} * 4 > L::kMaxBlocks || t->refcount != 1 || t->shared_pt) return nullptr;
-  if (!t->packed_ && (t->bm_.state || t->bm_.anon)) return nullptr;
+  if (uint32_t{pte_words_} * 4 > L::kMaxBlocks) return nullptr;
+  if (t && (t->refcount != 1 || t->shared_pt || (!t->packed_ && (t->bm_.state || t->bm_.anon)))) return nullptr;
   uint64_t v = L::kTag;
-  const bool has = !t->empty();
+  const bool has = t && !t->empty();
   // Each non-empty 16-entry block is a bit; one that is not full fits beside them.
   for (uint32_t words = add_words | (has ? t->words_in_use() : 0); words; words &= words - 1) {
     const auto w = uint32_t(__builtin_ctz(words));
     const uint64_t x = (has ? t->word(w) : 0) | ((add_words >> w) & 1 ? add[w] : 0);
-    for (uint64_t bl = blocks_of(w, x); bl; bl &= bl - 1) {
-      const auto b = uint32_t(__builtin_ctzll(bl));
-      const auto m = static_cast<uint16_t>(x >> (16 * (b - 4 * w)));
-      v |= uint64_t{1} << (L::kBlocksShift + b);
-      if (m == 0xffff) continue;
-      if (v & L::kPartial) return nullptr;
-      v |= L::kPartial | uint64_t{b} << L::kIndexShift | uint64_t{m} << L::kMaskShift;
-    }
+    const uint32_t used = word_blocks(x), partial = used & word_blocks(~x);
+    v |= uint64_t{used} << (L::kBlocksShift + 4 * w);
+    if (!partial) continue;
+    if ((v & L::kPartial) || (partial & (partial - 1))) return nullptr;
+    const uint32_t j = uint32_t(__builtin_ctz(partial)), b = 4 * w + j;
+    v |= L::kPartial | uint64_t{b} << L::kIndexShift | uint64_t{uint16_t(x >> (16 * j))} << L::kMaskShift;
   }
   return reinterpret_cast<void*>(uintptr_t{v});
 }

@@ -3,8 +3,9 @@
 #include "vmlab/sim_kernel.h"
 
 #include <algorithm>
-#include <unordered_map>
 #include <new>
+#include <type_traits>
+#include <unordered_map>
 
 #include "model/kernel.h"
 
@@ -262,18 +263,21 @@ std::vector<T> in_table_order(const std::vector<uint64_t>& pages, uint64_t first
   const int passes = (key_bits + kMaxBits - 1) / kMaxBits, bits = (key_bits + passes - 1) / passes;
   const size_t buckets = size_t{1} << bits;
   std::vector<T> a(pages.size()), b(pages.size());
-  std::vector<size_t> start(buckets + 1);
+  // Every pass's digit counts in one read of `pages`, then their running sums.
+  std::vector<size_t> start(size_t(passes) * (buckets + 1));
+  auto digit = [&](uint64_t pg, int p) { return size_t(((first + pg) >> entries_shift >> (p * bits)) & (buckets - 1)); };
+  for (uint64_t pg : pages)
+    for (int p = 0; p < passes; ++p) ++start[size_t(p) * (buckets + 1) + digit(pg, p) + 1];
+  for (int p = 0; p < passes; ++p)
+    for (size_t d = 0, o = size_t(p) * (buckets + 1); d < buckets; ++d) start[o + d + 1] += start[o + d];
   // Pass p reads `pages` (the first) or a, and writes b; then a and b swap.
-  const auto pass = [&](const auto& in, int shift) {
-    std::fill(start.begin(), start.end(), 0);
-    auto digit = [&](uint64_t pg) { return size_t(((first + pg) >> entries_shift >> shift) & (buckets - 1)); };
-    for (uint64_t pg : in) ++start[digit(pg) + 1];
-    for (size_t d = 0; d < buckets; ++d) start[d + 1] += start[d];
-    for (uint64_t pg : in) b[start[digit(pg)]++] = static_cast<T>(pg);
+  const auto pass = [&](const auto& in, int p) {
+    size_t* at = start.data() + size_t(p) * (buckets + 1);
+    for (uint64_t pg : in) b[at[digit(pg, p)]++] = static_cast<T>(pg);
     a.swap(b);
   };
   pass(pages, 0);
-  for (int p = 1; p < passes; ++p) pass(a, p * bits);
+  for (int p = 1; p < passes; ++p) pass(a, p);
   return a;
 }
 
@@ -288,6 +292,14 @@ bool batch_commutes(kernel& k, mm_struct& mm, vaddr base, uint64_t limit, const 
   constexpr size_t kMaxVmas = 16;   // the alias check is pairwise
   if (!k.touch_in_table_order || pages.size() < kMinBatch) return false;
   const uint8_t need = write ? prot_write : prot_read;
+  // The common case first: one VMA covers the whole mapping, so a page below `limit` is
+  // under it, and no alias is possible.
+  if (const vm_area_struct* one = find_vma(mm, base);
+      one && one->vm_start <= base && (one->vm_end - base) >> k.geo.shift >= limit) {
+    if (*std::max_element(pages.begin(), pages.end()) >= limit) return false;
+    if ((one->prot & need) != need || !faults_commute_across_tables(k, mm, *one)) return false;
+    return faults_fit_without_reclaim(k, pages.size());
+  }
   std::vector<const vm_area_struct*> vmas;
   const vm_area_struct* v = nullptr;
   for (uint64_t pg : pages) {
@@ -336,7 +348,7 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
     // Writes fault page by page. Reads fault a PTE table's pages together: one
     // read_fault_run per table and VMA (a table under two VMAs gets one run each time its
     // faults pass from one to the other).
-    const auto runs = [&](const auto& sorted) -> status {
+    const auto runs = [&](auto&& sorted) -> status {
       if (write) {
         vm_area_struct* v = nullptr;
         for (const auto pg : sorted) {
@@ -348,11 +360,24 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
       }
       std::vector<uint32_t> run;
       vm_area_struct* v = nullptr;
+      const uint64_t entry_mask = k_->geo.entries - 1;
       for (size_t j = 0; j < sorted.size();) {
         const vaddr a = base + (vaddr{sorted[j]} << shift);
         const vaddr table = k_->geo.table_base(a);
         if (!v || a < v->vm_start || a >= v->vm_end) v = find_vma(*mm, a);
         const vaddr lo = std::max(v->vm_start, table), hi = std::min(v->vm_end, table + k_->geo.table_span());
+        if constexpr (std::is_same_v<std::decay_t<decltype(sorted[0])>, uint32_t>) {
+          if (lo == table && hi == table + k_->geo.table_span()) {
+            // The table lies in the VMA: its pages are the run. They become its entry
+            // indices where they stand (nothing reads them as pages again).
+            const uint64_t key = (first + sorted[j]) >> entries_shift;
+            const size_t from = j;
+            for (; j < sorted.size() && (first + sorted[j]) >> entries_shift == key; ++j)
+              sorted[j] = uint32_t((first + sorted[j]) & entry_mask);
+            if (status s = read_fault_run(*k_, *mm, *v, table, &sorted[from], j - from); !s.ok()) return s;
+            continue;
+          }
+        }
         run.clear();
         for (vaddr b = a; j < sorted.size() && (b = base + (vaddr{sorted[j]} << shift)) >= lo && b < hi; ++j)
           run.push_back(k_->geo.index(b));

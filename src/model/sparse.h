@@ -67,6 +67,16 @@ class sparse_array {
     const T* c = find(i / kChunk);
     return c ? c[i % kChunk] : T{};
   }
+  // Entries [i, i + n) into out[]: one chunk lookup per chunk they span.
+  void get(uint64_t i, uint64_t n, T* out) const {
+    for (uint64_t end = i + n; i < end;) {
+      const uint64_t k = std::min(end - i, kChunk - i % kChunk);
+      if (const T* c = find(i / kChunk)) std::copy_n(c + i % kChunk, k, out);
+      else std::fill_n(out, k, T{});
+      out += k;
+      i += k;
+    }
+  }
   // Entry i for writing: its chunk is allocated (zeroed) now if absent. The reference
   // stays valid until clear() or destruction (chunks never move).
   T& at(uint64_t i) {
@@ -156,6 +166,8 @@ class sparse_bitmap {
  public:
   // Word w (bits 64w .. 64w+63).
   [[nodiscard]] uint64_t word(uint64_t w) const { return words_.get(w); }
+  // Words [w, w + n) into out[].
+  void words(uint64_t w, uint64_t n, uint64_t* out) const { words_.get(w, n, out); }
   uint64_t& word_ref(uint64_t w) { return words_.at(w); }
   [[nodiscard]] bool test(uint64_t i) const { return (word(i >> 6) >> (i & 63)) & 1; }
   void set(uint64_t i) { word_ref(i >> 6) |= uint64_t{1} << (i & 63); }

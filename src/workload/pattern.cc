@@ -8,8 +8,6 @@
 namespace vmlab {
 namespace {
 
-uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
 // Rejection-inversion sampling of Zipf(theta) over ranks 1..n.
 class zipf_sampler {
  public:
@@ -53,29 +51,11 @@ rng::rng(uint64_t seed) {
   }
 }
 
-uint64_t rng::next() {
-  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-
-uint64_t rng::below(uint64_t n) {
-  // Lemire's nearly divisionless bounded draw.
-  __uint128_t m = __uint128_t(next()) * n;
-  uint64_t l = uint64_t(m);
-  if (l < n) {
-    const uint64_t t = -n % n;
-    while (l < t) {
-      m = __uint128_t(next()) * n;
-      l = uint64_t(m);
-    }
-  }
+// below()'s rare case: the low half fell under n, so the draw may be one of the -n % n
+// that would bias it, and is redrawn while it is.
+uint64_t rng::below_slow(uint64_t n, __uint128_t m) {
+  const uint64_t t = -n % n;
+  while (uint64_t(m) < t) m = __uint128_t(next()) * n;
   return uint64_t(m >> 64);
 }
 
@@ -108,17 +88,10 @@ void page_set::densify() {
   dense_ = true;
 }
 
-bool page_set::insert(uint64_t p) {
-  if (!dense_) {
-    const bool added = set_.insert(p).second;
-    if (set_.size() * kSetEntryBytes >= limit_ / 8) densify();  // the bitmap is now the smaller
-    return added;
-  }
-  uint64_t& w = bits_[p >> 6];
-  const uint64_t b = uint64_t{1} << (p & 63);
-  if (w & b) return false;
-  w |= b;
-  return true;
+bool page_set::insert_sparse(uint64_t p) {
+  const bool added = set_.insert(p).second;
+  if (set_.size() * kSetEntryBytes >= limit_ / 8) densify();  // the bitmap is now the smaller
+  return added;
 }
 
 struct touch_page_gen::state {

@@ -30,11 +30,29 @@ constexpr uint64_t splitmix64(uint64_t x) {
 class rng {
  public:
   explicit rng(uint64_t seed);
-  uint64_t next();
-  uint64_t below(uint64_t n);  // uniform in [0, n)
-  double unit();               // uniform in [0, 1)
+  uint64_t next() {
+    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
+  // Uniform in [0, n): Lemire's nearly divisionless bounded draw.
+  uint64_t below(uint64_t n) {
+    __uint128_t m = __uint128_t(next()) * n;
+    if (uint64_t(m) < n) [[unlikely]]
+      return below_slow(n, m);
+    return uint64_t(m >> 64);
+  }
+  double unit();  // uniform in [0, 1)
 
  private:
+  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  uint64_t below_slow(uint64_t n, __uint128_t m);
   uint64_t s_[4];
 };
 
@@ -81,13 +99,21 @@ class page_set {
   // would outgrow the bitmap of the range starts as the bitmap.
   explicit page_set(uint64_t limit, uint64_t expected = 0);
   // Inserts p; false when it was already there.
-  bool insert(uint64_t p);
+  bool insert(uint64_t p) {
+    if (!dense_) return insert_sparse(p);
+    uint64_t& w = bits_[p >> 6];
+    const uint64_t b = uint64_t{1} << (p & 63);
+    if (w & b) return false;
+    w |= b;
+    return true;
+  }
   // Starts loading what insert(p) will read (a dense bitmap's word).
   void prefetch(uint64_t p) const {
     if (dense_) __builtin_prefetch(&bits_[p >> 6], 1);
   }
 
  private:
+  bool insert_sparse(uint64_t p);
   void densify();
   uint64_t limit_;
   std::vector<uint64_t> bits_;
