@@ -137,11 +137,13 @@ void pt_put_shared(kernel& k, int idx, void* node);
 // A shared node that no process owns (an mshare region's, in its host mm): marked
 // shared_pt and charged to no mm, as a node below a shared parent is.
 void* pt_alloc_unowned(kernel& k, mm_struct& mm, int idx);
-// The pages and counters of a private PTE page, as pt_alloc charges them, without its
-// node: for a new table that may be a compact value (pgtable.h) from the start. The
-// caller fills the slot, with the value or a node. false (nothing changed) when memory
-// ran out.
-bool pt_charge_compact(kernel& k, mm_struct& mm);
+// The pages and counters of n private PTE pages, as pt_alloc charges them one by one,
+// without their nodes: for new tables that may be compact values (pgtable.h) from the
+// start. The caller fills their slots, with values or nodes. false (nothing changed) when
+// memory ran out.
+bool pt_charge_compact(kernel& k, mm_struct& mm, uint64_t n = 1);
+// Where a PTE page comes from: highmem under CONFIG_HIGHPTE, else the kernel's zones.
+gfp_zone pte_gfp(const kernel& k);
 // The reference count of the node at level index idx (a pte_table or a pt_dir; not a
 // compact PTE page, which is a value of refcount 1).
 inline uint32_t& pt_refcount(const kernel& k, int idx, void* node) {
@@ -203,8 +205,13 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
 // at a time (the page cache, the rmap) and for the table at once (its PTEs). REQUIRES:
 // faults_commute_across_tables(vma) and faults_fit_without_reclaim for the run, so that
 // no allocation of the run can fail, fall back or reclaim, and its order within the table
-// is all that decides it.
-status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint32_t* idx, size_t n);
+// is all that decides it. A PTE table the run must add that can be a compact value is not
+// charged here but counted in *new_tables, for the caller to charge
+// (pt_charge_compact) before anything reads the counters: no allocation can fail or fall
+// back, and the counters' maxima are taken over sums that only grow, so charging the
+// batch's tables together leaves every figure as charging them one by one would.
+status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint32_t* idx, size_t n,
+                      uint64_t* new_tables);
 // Whether faults in `vma` commute across PTE tables: a fault then reads and changes only its own PTE table, the tables above it
 // (allocated if missing), the object pages that table maps and counters that are sums,
 // so faults under different tables may run in any order as long as those under one table

@@ -350,7 +350,6 @@ status write_fault_none(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr bas
   return {};
 }
 
-gfp_zone pte_gfp(const kernel& k) { return k.prof.zones.highpte ? gfp_zone::highuser : gfp_zone::kernel; }
 
 // The child in slot x of directory d (level index child_idx), allocated when absent and
 // `alloc`, made private when uniform. nullptr when absent (and *oom when out of memory).
@@ -368,6 +367,8 @@ void* walk_slot(kernel& k, mm_struct& mm, pt_dir* d, uint32_t x, int child_idx, 
 }
 
 }  // namespace
+
+gfp_zone pte_gfp(const kernel& k) { return k.prof.zones.highpte ? gfp_zone::highuser : gfp_zone::kernel; }
 
 pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom) {
   const paging_format& f = k.prof.paging;
@@ -561,7 +562,8 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
   return fault_table(k, mm, vma, k.geo.table_base(addr), mask, write);
 }
 
-status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint32_t* idx, size_t n) {
+status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint32_t* idx, size_t n,
+                      uint64_t* new_tables) {
   if (!n) return {};
   // REQUIRES (faults_commute_across_tables) leaves anonymous and shm VMAs only: no hugetlb,
   // no file readahead. faults_fit_without_reclaim makes this, and every reclaim point of
@@ -569,17 +571,14 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
   reclaim_point(k, fault_reclaim_need(k));
   // No huge PMD and no shared table can be met here (REQUIRES): the walk allocates. A
   // table that is not there yet gets no node (t stays null, an empty table) unless it
-  // cannot end as a compact value.
+  // cannot end as a compact value, and is charged by the caller (*new_tables).
   bool oom = false;
   const int above = k.prof.paging.nr_levels - 2;
   pt_dir* d = dir_walk(k, mm, above, base, true, &oom);
   const uint32_t slot = k.prof.paging.index(above, base);
   pte_table* t = nullptr;
-  if (d && !d->slot[slot]) {
-    if (!pt_charge_compact(k, mm)) return oom_status(k, "a page-table page", pte_gfp(k));
-  } else if (!d || !(t = pte_walk(k, mm, base, true, &oom))) {
-    return oom_status(k, "a page-table page", pte_gfp(k));
-  }
+  if (d && !d->slot[slot]) ++*new_tables;
+  else if (!d || !(t = pte_walk(k, mm, base, true, &oom))) return oom_status(k, "a page-table page", pte_gfp(k));
   // The faults as fault_page takes them, one by one in order, on the table's state as
   // they leave it: `pres` (present entries) and `res` (page-cache residency), each word
   // read when a fault first reaches it (bit x of `seen`). What they add is applied

@@ -112,16 +112,17 @@ namespace {
 // A node under a shared parent (ptshare.h) is charged to no mm. Shared page tables and
 // per-mm fragments never meet (a PTSHARE profile has whole-page tables), so its pages
 // follow the kernel-wide count as pages_delta has it for every other allocation kind.
-bool charge_node(kernel& k, mm_struct& mm, int idx, bool shared) {
-  const int64_t pages = pages_delta(k, mm, idx, +1);
+// n nodes at level index idx: their pages and counters.
+bool charge_nodes(kernel& k, mm_struct& mm, int idx, bool shared, int64_t n) {
+  const int64_t pages = pages_delta(k, mm, idx, n);
   if (!k.pm.alloc(page_use::pgtable, node_gfp(k.prof, idx), uint64_t(pages))) return false;
-  account_node(k, idx, +1, pages);
-  if (!shared) account_mm(k, mm, idx, +1);
+  account_node(k, idx, n, pages);
+  if (!shared) account_mm(k, mm, idx, n);
   return true;
 }
 
 void* alloc_node(kernel& k, mm_struct& mm, int idx, bool shared) {
-  if (!charge_node(k, mm, idx, shared)) return nullptr;
+  if (!charge_nodes(k, mm, idx, shared, 1)) return nullptr;
   void* node;
   if (idx == k.prof.paging.nr_levels - 1) {
     pte_table* t = k.store.new_pte_table();
@@ -137,7 +138,9 @@ void* alloc_node(kernel& k, mm_struct& mm, int idx, bool shared) {
 
 }  // namespace
 
-bool pt_charge_compact(kernel& k, mm_struct& mm) { return charge_node(k, mm, k.prof.paging.nr_levels - 1, false); }
+bool pt_charge_compact(kernel& k, mm_struct& mm, uint64_t n) {
+  return charge_nodes(k, mm, k.prof.paging.nr_levels - 1, false, int64_t(n));
+}
 
 void* pt_alloc(kernel& k, mm_struct& mm, int idx, const pt_dir* parent) {
   return alloc_node(k, mm, idx, parent && parent->shared_pt);

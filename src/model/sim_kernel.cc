@@ -348,6 +348,7 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
     // Writes fault page by page. Reads fault a PTE table's pages together: one
     // read_fault_run per table and VMA (a table under two VMAs gets one run each time its
     // faults pass from one to the other).
+    uint64_t new_tables = 0;  // PTE tables the runs add, charged after them
     const auto runs = [&](auto&& sorted) -> status {
       if (write) {
         vm_area_struct* v = nullptr;
@@ -374,19 +375,23 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
             const size_t from = j;
             for (; j < sorted.size() && (first + sorted[j]) >> entries_shift == key; ++j)
               sorted[j] = uint32_t((first + sorted[j]) & entry_mask);
-            if (status s = read_fault_run(*k_, *mm, *v, table, &sorted[from], j - from); !s.ok()) return s;
+            if (status s = read_fault_run(*k_, *mm, *v, table, &sorted[from], j - from, &new_tables); !s.ok()) return s;
             continue;
           }
         }
         run.clear();
         for (vaddr b = a; j < sorted.size() && (b = base + (vaddr{sorted[j]} << shift)) >= lo && b < hi; ++j)
           run.push_back(k_->geo.index(b));
-        if (status s = read_fault_run(*k_, *mm, *v, table, run.data(), run.size()); !s.ok()) return s;
+        if (status s = read_fault_run(*k_, *mm, *v, table, run.data(), run.size(), &new_tables); !s.ok()) return s;
       }
       return {};
     };
-    if (limit <= UINT32_MAX) return runs(in_table_order<uint32_t>(pages, first, entries_shift, limit));
-    return runs(in_table_order<uint64_t>(pages, first, entries_shift, limit));
+    status s = limit <= UINT32_MAX ? runs(in_table_order<uint32_t>(pages, first, entries_shift, limit))
+                                   : runs(in_table_order<uint64_t>(pages, first, entries_shift, limit));
+    // The runs' new PTE tables, charged together (read_fault_run); faults_fit_without_reclaim
+    // left room for them.
+    if (new_tables && !pt_charge_compact(*k_, *mm, new_tables)) return oom_status(*k_, "a page-table page", pte_gfp(*k_));
+    return s;
   }
   vm_area_struct* v = nullptr;
   for (uint64_t pg : pages) {
