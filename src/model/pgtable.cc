@@ -154,6 +154,11 @@ void* pt_store::compact(const pte_table* t, const uint64_t* add, uint32_t add_wo
   return reinterpret_cast<void*>(uintptr_t{v});
 }
 
+void* pt_store::compact_blocks(uint32_t full_blocks) const {
+  if (uint32_t{pte_words_} * 4 > L::kMaxBlocks) return nullptr;
+  return reinterpret_cast<void*>(uintptr_t{L::kTag | uint64_t{full_blocks} << L::kBlocksShift});
+}
+
 pte_table* pt_store::expand(const void* v) {
   uint64_t w[kMaxPteWords];
   compact_words(v, pte_words_, w);

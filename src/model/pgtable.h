@@ -348,6 +348,10 @@ class pt_store {
   // private node holding what compact value v holds. view() reads a slot of the level
   // above PTE pages: the node it points at, or its compact value decoded into `r`.
   [[nodiscard]] void* compact(const pte_table* t, const uint64_t* add = nullptr, uint32_t add_words = 0) const;
+  // The compact value of a table whose entries are the whole 16-entry blocks of
+  // `full_blocks` (bit b: block b, below entries / 16), what compact() makes of such a
+  // table; nullptr when this store's tables are too large to be compact.
+  [[nodiscard]] void* compact_blocks(uint32_t full_blocks) const;
   pte_table* expand(const void* v);
   const pte_table* view(const void* slot, pte_ref& r) const;
 

@@ -71,7 +71,11 @@ class sparse_array {
   void get(uint64_t i, uint64_t n, T* out) const {
     for (uint64_t end = i + n; i < end;) {
       const uint64_t k = std::min(end - i, kChunk - i % kChunk);
-      if (const T* c = find(i / kChunk)) std::copy_n(c + i % kChunk, k, out);
+      const T* c = find(i / kChunk);
+      // A PTE table's 8 words as a constant size: moved as vectors, not by `rep movs`,
+      // whose start-up costs more than the copy.
+      if (c && k == 8) std::copy_n(c + i % kChunk, 8, out);
+      else if (c) std::copy_n(c + i % kChunk, k, out);
       else std::fill_n(out, k, T{});
       out += k;
       i += k;
