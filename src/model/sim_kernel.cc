@@ -3,9 +3,11 @@
 #include "vmlab/sim_kernel.h"
 
 #include <algorithm>
+#include <memory>
 #include <new>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 
 #include "model/kernel.h"
 
@@ -255,14 +257,32 @@ namespace {
 // keep the scatter's write positions in the L1 cache): `first` is the entry index of
 // page 0 within its table. T holds a page below `limit` (uint32_t when it can: half the
 // memory the passes move).
+// Its buffers are left uninitialised (the passes write every element): zeroing them cost
+// as much as a pass.
 template <class T>
-std::vector<T> in_table_order(const std::vector<uint64_t>& pages, uint64_t first, uint8_t entries_shift, uint64_t limit) {
+struct page_buffer {
+  explicit page_buffer(size_t count) : data(new T[count]), n(count) {}
+  std::unique_ptr<T[]> data;
+  size_t n;
+  [[nodiscard]] size_t size() const { return n; }
+  T& operator[](size_t i) { return data[i]; }
+  const T& operator[](size_t i) const { return data[i]; }
+  T* begin() const { return data.get(); }
+  T* end() const { return data.get() + n; }
+  void swap(page_buffer& o) noexcept {
+    data.swap(o.data);
+    std::swap(n, o.n);
+  }
+};
+
+template <class T>
+page_buffer<T> in_table_order(const std::vector<uint64_t>& pages, uint64_t first, uint8_t entries_shift, uint64_t limit) {
   constexpr int kMaxBits = 11;
   const uint64_t max_key = (first + limit) >> entries_shift;
   const int key_bits = std::max(1, 64 - __builtin_clzll(max_key | 1));
   const int passes = (key_bits + kMaxBits - 1) / kMaxBits, bits = (key_bits + passes - 1) / passes;
   const size_t buckets = size_t{1} << bits;
-  std::vector<T> a(pages.size()), b(pages.size());
+  page_buffer<T> a(pages.size()), b(pages.size());
   // Every pass's digit counts in one read of `pages`, then their running sums.
   std::vector<size_t> start(size_t(passes) * (buckets + 1));
   auto digit = [&](uint64_t pg, int p) { return size_t(((first + pg) >> entries_shift >> (p * bits)) & (buckets - 1)); };
