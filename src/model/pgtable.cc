@@ -322,6 +322,18 @@ void pt_store::set_present_words(pte_table* t, const uint64_t* m, uint32_t words
       n += popcount64(m[w]);
     }
     const uint64_t blocks = t->pk_.blocks | add;
+    if (popcount64(blocks) <= kPackedBlocks && !t->pk_.blocks) {
+      // An empty table (a new one, as the random reads of read_fault_run leave most of
+      // those that cannot be compact): the new blocks' masks, in block order.
+      int pos = 0;
+      for (uint64_t b = blocks; b; b &= b - 1) {
+        const auto i = uint32_t(__builtin_ctzll(b));
+        t->pk_.mask[pos++] = static_cast<uint16_t>(m[i >> 2] >> (16 * (i & 3)));
+      }
+      t->pk_.blocks = blocks;
+      t->nr_present = static_cast<uint16_t>(n);
+      return;
+    }
     if (popcount64(blocks) <= kPackedBlocks) {
       // The union of the old blocks and the new, in block order (invariant 7).
       uint16_t mask[kPackedBlocks] = {};
