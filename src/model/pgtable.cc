@@ -97,14 +97,13 @@ void* pt_store::materialize(int idx, const void* u) {
 namespace {
 
 // Which of the four 16-entry blocks of a word hold any of the bits m (bit j: block j):
-// each block's bits folded into its lowest, those four gathered by a multiply (their
-// partial products never overlap, so nothing carries).
+// a block's top bit is set when any bit of it is (its low 15 bits plus 0x7fff carry into
+// the top, never beyond), and the four top bits are gathered into bits 60-63 by a
+// multiply (their partial products never overlap, so nothing carries).
 uint32_t word_blocks(uint64_t m) {
-  m |= m >> 8;
-  m |= m >> 4;
-  m |= m >> 2;
-  m |= m >> 1;
-  return uint32_t(((m & 0x0001000100010001) * 0x0000200040008001) >> 45) & 0xf;
+  constexpr uint64_t kLow = 0x7fff7fff7fff7fff, kTop = 0x8000800080008000;
+  const uint64_t top = (((m & kLow) + kLow) | m) & kTop;
+  return uint32_t((top * 0x0000200040008001) >> 60);
 }
 
 // The 16-entry blocks of word w that the entries m of that word lie in, as bits of a
