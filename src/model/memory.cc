@@ -649,10 +649,23 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
       ++faults;
     }
   }
-  for (size_t j = 0; j < (windows_only ? 0 : n); ++j) {
+  if (whole_words && !windows_only) {
+    // The loop below for an object's words read at the start (so word_windows, not anon).
+    for (size_t j = 0; j < n; ++j) {
+      const uint32_t p = idx[j], pw = p >> 6;
+      seen |= 1u << pw;
+      if (pres[pw] & bit(p)) continue;
+      ++faults;
+      cache[pw] |= bit(p) & ~res[pw];
+      res[pw] |= bit(p);
+      const uint64_t m = window_mask << (p & window_bits) & res[pw] & ~pres[pw];
+      pres[pw] |= m;
+      map[pw] |= m;
+    }
+  }
+  for (size_t j = 0; j < (whole_words ? 0 : n); ++j) {
     const uint32_t p = idx[j], pw = p >> 6;
-    if (whole_words) seen |= 1u << pw;
-    else reach(pw);
+    reach(pw);
     if (pres[pw] & bit(p)) continue;  // present: a read does not fault
     ++faults;
     if (anon) {  // the zero page

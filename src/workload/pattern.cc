@@ -154,18 +154,30 @@ bool touch_page_gen::next(std::vector<uint64_t>& out, size_t max) {
   const uint64_t pages = s.pages;
   if (s.o.pattern == touch_pattern::uniform) {
     if (s.seen) {
-      // Distinct pages by rejection: sparse enough that few draws are wasted.
-      while (out.size() < n) {
-        if (s.ahead_pos == s.kAhead) {
+      // Distinct pages by rejection: sparse enough that few draws are wasted. The
+      // generator's state is copied in and out, so that it stays in registers (the
+      // stores into the bitmap and `out` could otherwise alias it).
+      rng r = s.r;
+      page_set& seen = *s.seen;
+      size_t pos = s.ahead_pos;
+      for (uint64_t got = 0; got < n;) {
+        if (pos == s.kAhead) {
           for (uint64_t& a : s.ahead) {
-            a = s.r.below(pages);
-            s.seen->prefetch(a);
+            a = r.below(pages);
+            seen.prefetch(a);
           }
-          s.ahead_pos = 0;
+          pos = 0;
         }
-        const uint64_t p = s.ahead[s.ahead_pos++];
-        if (s.seen->insert(p)) out.push_back(p);
+        const uint64_t p = s.ahead[pos++];
+        if (seen.insert(p)) {
+          out.push_back(p + s.first);
+          ++got;
+        }
       }
+      s.ahead_pos = pos;
+      s.r = r;
+      done_ += n;
+      return true;
     } else {
       // A partial Fisher-Yates shuffle; entry i of the permutation is fixed at step i.
       for (uint64_t i = done_; i < done_ + n; ++i) {
