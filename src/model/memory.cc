@@ -707,16 +707,14 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
     if (!t || !t->shared_pt) rss_for_object(k, mm, vma) += mapped;  // as map_object_word
   }
   // The table as the run leaves it: a compact value when it can be one.
-  void* v = windows_only ? k.store.compact_blocks(full_blocks) : k.store.compact(t, map, seen);
-  if (t && v) {
-    install_compact(k, mm, base, t, v);
-    return {};
-  }
   if (!t) {
-    d->slot[slot] = v ? v : (t = k.store.new_pte_table());
+    d->slot[slot] = windows_only ? k.store.compact_blocks(full_blocks) : k.store.new_table(map, seen);
     ++d->nr_used;
+  } else if (void* v = k.store.compact(t, map, seen)) {
+    install_compact(k, mm, base, t, v);
+  } else {
+    k.store.set_present_words(t, map, seen);
   }
-  if (t) k.store.set_present_words(t, map, seen);
   return {};
 }
 

@@ -153,6 +153,41 @@ void* pt_store::compact(const pte_table* t, const uint64_t* add, uint32_t add_wo
   return reinterpret_cast<void*>(uintptr_t{v});
 }
 
+void* pt_store::new_table(const uint64_t* m, uint32_t words) {
+  // One pass over the words for both forms: the blocks they use, and the partial ones
+  // (the first of them as compact() records it).
+  uint64_t blocks = 0, v = L::kTag;
+  uint32_t partials = 0, n = 0;
+  for (uint32_t x = words; x; x &= x - 1) {
+    const auto w = uint32_t(__builtin_ctz(x));
+    const uint32_t used = word_blocks(m[w]), partial = used & word_blocks(~m[w]);
+    blocks |= uint64_t{used} << (4 * w);
+    n += uint32_t(popcount64(m[w]));
+    if (!partial) continue;
+    if (!partials) {
+      const uint32_t j = uint32_t(__builtin_ctz(partial));
+      v |= L::kPartial | uint64_t{4 * w + j} << L::kIndexShift | uint64_t{uint16_t(m[w] >> (16 * j))} << L::kMaskShift;
+    }
+    partials += uint32_t(popcount64(partial));
+  }
+  if (uint32_t{pte_words_} * 4 <= L::kMaxBlocks && partials <= 1)
+    return reinterpret_cast<void*>(uintptr_t{v | blocks << L::kBlocksShift});
+  pte_table* t = new_pte_table();
+  if (popcount64(blocks) <= kPackedBlocks) fill_packed(t, m, blocks, n);
+  else set_present_words(t, m, words);
+  return t;
+}
+
+void pt_store::fill_packed(pte_table* t, const uint64_t* m, uint64_t blocks, uint32_t n) {
+  int pos = 0;
+  for (uint64_t b = blocks; b; b &= b - 1) {
+    const auto i = uint32_t(__builtin_ctzll(b));
+    t->pk_.mask[pos++] = static_cast<uint16_t>(m[i >> 2] >> (16 * (i & 3)));
+  }
+  t->pk_.blocks = blocks;
+  t->nr_present = static_cast<uint16_t>(n);
+}
+
 void* pt_store::compact_blocks(uint32_t full_blocks) const {
   if (uint32_t{pte_words_} * 4 > L::kMaxBlocks) return nullptr;
   return reinterpret_cast<void*>(uintptr_t{L::kTag | uint64_t{full_blocks} << L::kBlocksShift});
@@ -322,15 +357,7 @@ void pt_store::set_present_words(pte_table* t, const uint64_t* m, uint32_t words
     }
     const uint64_t blocks = t->pk_.blocks | add;
     if (popcount64(blocks) <= kPackedBlocks && !t->pk_.blocks) {
-      // An empty table (a new one, as the random reads of read_fault_run leave most of
-      // those that cannot be compact): the new blocks' masks, in block order.
-      int pos = 0;
-      for (uint64_t b = blocks; b; b &= b - 1) {
-        const auto i = uint32_t(__builtin_ctzll(b));
-        t->pk_.mask[pos++] = static_cast<uint16_t>(m[i >> 2] >> (16 * (i & 3)));
-      }
-      t->pk_.blocks = blocks;
-      t->nr_present = static_cast<uint16_t>(n);
+      fill_packed(t, m, blocks, uint32_t(n));  // an empty table: no old blocks to merge
       return;
     }
     if (popcount64(blocks) <= kPackedBlocks) {

@@ -352,6 +352,10 @@ class pt_store {
   // `full_blocks` (bit b: block b, below entries / 16), what compact() makes of such a
   // table; nullptr when this store's tables are too large to be compact.
   [[nodiscard]] void* compact_blocks(uint32_t full_blocks) const;
+  // A new table whose present entries are the words m[w] of the words named in `words`:
+  // the compact value when it can be one, else a node (packed when it can be). What a new
+  // node, compact() and set_present_words would make together, in one pass.
+  [[nodiscard]] void* new_table(const uint64_t* m, uint32_t words);
   pte_table* expand(const void* v);
   const pte_table* view(const void* slot, pte_ref& r) const;
 
@@ -371,6 +375,8 @@ class pt_store {
   void new_anon_ids(pte_table* t);  // unpacks t; zeroed anon ids
   void unpack(pte_table* t);       // the bitmap form, same entries
   void repack(pte_table* t);       // the packed form, when nothing but presence is held
+  // An empty packed t gets the entries m of `blocks` (at most kPackedBlocks), n of them.
+  void fill_packed(pte_table* t, const uint64_t* m, uint64_t blocks, uint32_t n);
   // Zeroed arrays of `bytes` (directory slots, huge-leaf bitmaps and pages, per-entry
   // state, anon ids), from a pool per size: a paging format has a few.
   node_pool& array_pool(size_t bytes);
