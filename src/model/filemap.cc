@@ -176,9 +176,9 @@ bool index_word(kernel& k, mem_object& o, uint64_t w, uint64_t bits, bool leaf) 
 }  // namespace
 
 uint8_t page_cache_height(uint64_t max) {
-  uint8_t h = 0;
-  for (; max; max >>= kShift) ++h;
-  return h;
+  // The levels of kShift bits that max's significant bits fill, the last one in part.
+  const auto bits = uint32_t(max ? 64 - __builtin_clzll(max) : 0);
+  return static_cast<uint8_t>((bits + kShift - 1) / kShift);
 }
 
 uint64_t page_hash_table_bytes(uint64_t mempages, uint64_t page_size, uint64_t ptr_bytes) {

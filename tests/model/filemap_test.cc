@@ -66,6 +66,7 @@ TEST(Filemap, HeightIsTheBase64DigitsOfTheLargestIndex) {
   EXPECT_EQ(page_cache_height(4095), 2);
   EXPECT_EQ(page_cache_height(4096), 3);
   EXPECT_EQ(page_cache_height((uint64_t{1} << 36) - 1), 6);
+  EXPECT_EQ(page_cache_height(~uint64_t{0}), 11);  // 64 bits: ten whole levels and one of 4 bits
 }
 
 // 2.4's page_hash_table: one pointer per page frame, rounded up to a power-of-two number
