@@ -138,10 +138,10 @@ void pt_put_shared(kernel& k, int idx, void* node);
 // shared_pt and charged to no mm, as a node below a shared parent is.
 void* pt_alloc_unowned(kernel& k, mm_struct& mm, int idx);
 // The pages and counters of n private PTE pages, as pt_alloc charges them one by one,
-// without their nodes: for new tables that may be compact values (pgtable.h) from the
-// start. The caller fills their slots, with values or nodes. false (nothing changed) when
-// memory ran out.
-bool pt_charge_compact(kernel& k, mm_struct& mm, uint64_t n = 1);
+// without their nodes: for the new tables of read_fault_run, which become compact values
+// (pgtable.h) or nodes of pt_store::new_table in their slots. false (nothing changed)
+// when memory ran out.
+bool pt_charge_pte_tables(kernel& k, mm_struct& mm, uint64_t n = 1);
 // Where a PTE page comes from: highmem under CONFIG_HIGHPTE, else the kernel's zones.
 gfp_zone pte_gfp(const kernel& k);
 // The reference count of the node at level index idx (a pte_table or a pt_dir; not a
@@ -207,7 +207,7 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
 // no allocation of the run can fail, fall back or reclaim, and its order within the table
 // is all that decides it. A PTE table the run must add that can be a compact value is not
 // charged here but counted in *new_tables, for the caller to charge
-// (pt_charge_compact) before anything reads the counters: no allocation can fail or fall
+// (pt_charge_pte_tables) before anything reads the counters: no allocation can fail or fall
 // back, and the counters' maxima are taken over sums that only grow, so charging the
 // batch's tables together leaves every figure as charging them one by one would.
 status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint32_t* idx, size_t n,

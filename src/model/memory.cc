@@ -350,7 +350,6 @@ status write_fault_none(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr bas
   return {};
 }
 
-
 // The child in slot x of directory d (level index child_idx), allocated when absent and
 // `alloc`, made private when uniform. nullptr when absent (and *oom when out of memory).
 // Materializing forgets the walk caches.

@@ -109,10 +109,11 @@ uint64_t boot_reserved_pages(const kernel_profile& p, uint64_t total_pages) {
 
 namespace {
 
-// A node under a shared parent (ptshare.h) is charged to no mm. Shared page tables and
-// per-mm fragments never meet (a PTSHARE profile has whole-page tables), so its pages
-// follow the kernel-wide count as pages_delta has it for every other allocation kind.
-// n nodes at level index idx: their pages and counters.
+// The pages and counters of n nodes at level index idx (n > 1: as n allocations one by
+// one leave them). A node under a shared parent (ptshare.h) is charged to no mm. Shared
+// page tables and per-mm fragments never meet (a PTSHARE profile has whole-page tables),
+// so its pages follow the kernel-wide count as pages_delta has it for every other
+// allocation kind.
 bool charge_nodes(kernel& k, mm_struct& mm, int idx, bool shared, int64_t n) {
   const int64_t pages = pages_delta(k, mm, idx, n);
   if (!k.pm.alloc(page_use::pgtable, node_gfp(k.prof, idx), uint64_t(pages))) return false;
@@ -138,7 +139,7 @@ void* alloc_node(kernel& k, mm_struct& mm, int idx, bool shared) {
 
 }  // namespace
 
-bool pt_charge_compact(kernel& k, mm_struct& mm, uint64_t n) {
+bool pt_charge_pte_tables(kernel& k, mm_struct& mm, uint64_t n) {
   return charge_nodes(k, mm, k.prof.paging.nr_levels - 1, false, int64_t(n));
 }
 

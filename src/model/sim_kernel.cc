@@ -251,14 +251,8 @@ status sim_kernel::touch(uint32_t pid, uint32_t map, bytes off, bytes len, bytes
 
 namespace {
 
-// The pages of a touch batch in the order of their PTE tables, each table's pages in
-// their order in `pages` (a stable LSD radix sort on the table index, in as few passes
-// of at most 11 bits as the index needs, the bits spread evenly over them: fewer buckets
-// keep the scatter's write positions in the L1 cache): `first` is the entry index of
-// page 0 within its table. T holds a page below `limit` (uint32_t when it can: half the
-// memory the passes move).
-// Its buffers are left uninitialised (the passes write every element): zeroing them cost
-// as much as a pass.
+// The sort's arrays, left uninitialised (the passes write every element): zeroing them
+// cost as much as a pass.
 template <class T>
 struct page_buffer {
   explicit page_buffer(size_t count) : data(new T[count]), n(count) {}
@@ -275,6 +269,12 @@ struct page_buffer {
   }
 };
 
+// The pages of a touch batch in the order of their PTE tables, each table's pages in
+// their order in `pages` (a stable LSD radix sort on the table index, in as few passes
+// of at most 11 bits as the index needs, the bits spread evenly over them: fewer buckets
+// keep the scatter's write positions in the L1 cache): `first` is the entry index of
+// page 0 within its table. T holds a page below `limit` (uint32_t when it can: half the
+// memory the passes move).
 template <class T>
 page_buffer<T> in_table_order(const std::vector<uint64_t>& pages, uint64_t first, uint8_t entries_shift, uint64_t limit) {
   constexpr int kMaxBits = 11;
@@ -410,7 +410,7 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
                                    : runs(in_table_order<uint64_t>(pages, first, entries_shift, limit));
     // The runs' new PTE tables, charged together (read_fault_run); faults_fit_without_reclaim
     // left room for them.
-    if (new_tables && !pt_charge_compact(*k_, *mm, new_tables)) return oom_status(*k_, "a page-table page", pte_gfp(*k_));
+    if (new_tables && !pt_charge_pte_tables(*k_, *mm, new_tables)) return oom_status(*k_, "a page-table page", pte_gfp(*k_));
     return s;
   }
   vm_area_struct* v = nullptr;
