@@ -190,6 +190,16 @@ struct mm_struct {
   slab_object obj{};      // the mm_struct itself
   slab_object pgd_obj{};  // PAE: the 32-byte PGD from the "pgd" cache
   std::map<vaddr, vm_area_struct> vmas;  // by vm_start; sorted, non-overlapping
+  // What the last top-down search for free room learnt (mmap.cc area_topdown): no gap in
+  // [below, high) holds len bytes or more at align/phase. Mappings only shrink gaps, so it
+  // holds until do_munmap makes one larger and forgets it. The kernel finds the gap in
+  // O(log n) from the largest gap kept below each node of its VMA tree; this memo makes
+  // a run of mmaps that fill the space downwards as cheap, and no other search cheaper.
+  struct topdown_memo {
+    vaddr high = 0, below = 0;
+    bytes len = 0, align = 0, phase = 0;
+  };
+  mutable topdown_memo topdown;
   bytes pgtables_bytes = 0;              // mm->pgtables_bytes: what VmPTE reports
   level_counts nr_tables{};              // tables this mm points to, per level
   mm_rss rss;

@@ -124,7 +124,11 @@ vaddr align_down(vaddr a, bytes align, bytes phase) {
 
 // Highest aligned fit below `high` (arch_get_unmapped_area_topdown); 0 when none.
 vaddr area_topdown(const mm_struct& mm, vaddr high, bytes len, bytes align, bytes phase) {
-  vaddr hi = high;
+  // The walk resumes below the gaps the last search with this high, align and phase
+  // found too small for a request no larger than this one (mm_struct::topdown).
+  mm_struct::topdown_memo& memo = mm.topdown;
+  const bool resume = memo.below && memo.high == high && memo.align == align && memo.phase == phase && len >= memo.len;
+  vaddr hi = resume ? memo.below : high;
   for (;;) {
     auto p = mm.vmas.lower_bound(hi);
     const bool has_below = p != mm.vmas.begin();
@@ -136,7 +140,10 @@ vaddr area_topdown(const mm_struct& mm, vaddr high, bytes len, bytes align, byte
     }
     if (hi > lo && hi - lo >= len) {
       const vaddr a = align_down(hi - len, align, phase);
-      if (a >= lo && a <= hi - len) return a;
+      if (a >= lo && a <= hi - len) {
+        memo = {high, hi, len, align, phase};  // every gap above this one was too small
+        return a;
+      }
     }
     if (!has_below) return 0;
     hi = std::prev(p)->second.vm_start;
@@ -414,6 +421,7 @@ status do_munmap(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
   if (status s = split_at(k, mm, start); !s.ok()) return s;
   if (status s = split_at(k, mm, end); !s.ok()) return s;
   std::vector<std::pair<vaddr, vaddr>> removed;
+  mm.topdown = {};  // a gap grows: the top-down search's memo no longer holds
   for (auto it = mm.vmas.lower_bound(start); it != mm.vmas.end() && it->second.vm_start < end;) {
     zap_range(k, mm, it->second, it->second.vm_start, it->second.vm_end, false);
     removed.emplace_back(it->second.vm_start, it->second.vm_end);

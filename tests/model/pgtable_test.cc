@@ -122,6 +122,32 @@ TEST(Pgtable, PartialMunmapFreesOnlyWholeSpans) {
   EXPECT_EQ(k->check_invariants(), "");
 }
 
+// Top-down placement takes the highest hole that fits, however the holes came about: a
+// run of mmaps that fills the space downwards remembers where the room began
+// (mm_struct::topdown), and munmap, which makes a hole, must make it forget.
+TEST(Mmap, TopDownTakesTheHighestHoleAfterAMunmap) {
+  auto k = make("linux-6.18");
+  ASSERT_TRUE(k->spawn(1).ok());
+  // Four 4 KiB mappings, 8 KiB aligned: each goes below the last, a 4 KiB gap between.
+  std::vector<vaddr> at;
+  for (uint32_t m = 0; m < 4; ++m) {
+    auto a = k->mmap(map_op(1, m, 4 * KiB, -1, false, 8 * KiB));
+    ASSERT_TRUE(a.ok());
+    at.push_back(*a);
+  }
+  for (size_t m = 1; m < at.size(); ++m) EXPECT_EQ(at[m], at[m - 1] - 8 * KiB);
+  // The second one goes; the next mapping of its size takes its place, the highest fit.
+  ASSERT_TRUE(k->munmap(1, 1, 0, 4 * KiB).ok());
+  auto again = k->mmap(map_op(1, 4, 4 * KiB, -1, false, 8 * KiB));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, at[1]);
+  // And the one after that goes below the lowest, where the run had got to.
+  auto next = k->mmap(map_op(1, 5, 4 * KiB, -1, false, 8 * KiB));
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(*next, at[3] - 8 * KiB);
+  EXPECT_EQ(k->check_invariants(), "");
+}
+
 TEST(Pgtable, OldKernelsFreeOnlyWholePgdEntries) {
   auto k = make("linux-2.5.26");
   ASSERT_TRUE(k->spawn(1).ok());
