@@ -114,7 +114,7 @@ namespace {
 // page tables and per-mm fragments never meet (a PTSHARE profile has whole-page tables),
 // so its pages follow the kernel-wide count as pages_delta has it for every other
 // allocation kind.
-bool charge_nodes(kernel& k, mm_struct& mm, int idx, bool shared, int64_t n) {
+inline bool charge_nodes(kernel& k, mm_struct& mm, int idx, bool shared, int64_t n) {
   const int64_t pages = pages_delta(k, mm, idx, n);
   if (!k.pm.alloc(page_use::pgtable, node_gfp(k.prof, idx), uint64_t(pages))) return false;
   account_node(k, idx, n, pages);
