@@ -141,7 +141,7 @@ void* pt_alloc_unowned(kernel& k, mm_struct& mm, int idx);
 // without their nodes: for the new tables of read_fault_run, which become compact values
 // (pgtable.h) or nodes of pt_store::new_table in their slots. false (nothing changed)
 // when memory ran out.
-bool pt_charge_pte_tables(kernel& k, mm_struct& mm, uint64_t n = 1);
+bool pt_charge_pte_tables(kernel& k, mm_struct& mm, uint64_t n);
 // Where a PTE page comes from: highmem under CONFIG_HIGHPTE, else the kernel's zones.
 gfp_zone pte_gfp(const kernel& k);
 // The reference count of the node at level index idx (a pte_table or a pt_dir; not a

@@ -648,6 +648,15 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
       ++faults;
     }
   }
+  // read_fault_at on an object page p not present, its window an aligned block of word
+  // pw: the page read in if it is not cached, then the window's cached pages mapped.
+  const auto fault_in_word = [&](uint32_t p, uint32_t pw) {
+    cache[pw] |= bit(p) & ~res[pw];
+    res[pw] |= bit(p);
+    const uint64_t m = window_mask << (p & window_bits) & res[pw] & ~pres[pw];
+    pres[pw] |= m;
+    map[pw] |= m;
+  };
   if (whole_words && !windows_only) {
     // The loop below for an object's words read at the start (so word_windows, not anon).
     for (size_t j = 0; j < n; ++j) {
@@ -655,11 +664,7 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
       seen |= 1u << pw;
       if (pres[pw] & bit(p)) continue;
       ++faults;
-      cache[pw] |= bit(p) & ~res[pw];
-      res[pw] |= bit(p);
-      const uint64_t m = window_mask << (p & window_bits) & res[pw] & ~pres[pw];
-      pres[pw] |= m;
-      map[pw] |= m;
+      fault_in_word(p, pw);
     }
   }
   for (size_t j = 0; j < (whole_words ? 0 : n); ++j) {
@@ -672,15 +677,13 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
       map[pw] |= bit(p);
       continue;
     }
+    if (word_windows) {
+      fault_in_word(p, pw);
+      continue;
+    }
     // read_fault_at: the window's cached pages, the faulting page read in if it is not.
     cache[pw] |= bit(p) & ~res[pw];
     res[pw] |= bit(p);
-    if (word_windows) {  // an aligned block of aw.n entries of word pw
-      const uint64_t m = window_mask << (p & window_bits) & res[pw] & ~pres[pw];
-      pres[pw] |= m;
-      map[pw] |= m;
-      continue;
-    }
     const auto [from, to] = aw.at(p);
     const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
     for (uint32_t x = w0; x <= w1; ++x) {

@@ -113,7 +113,8 @@ namespace {
 // one leave them). A node under a shared parent (ptshare.h) is charged to no mm. Shared
 // page tables and per-mm fragments never meet (a PTSHARE profile has whole-page tables),
 // so its pages follow the kernel-wide count as pages_delta has it for every other
-// allocation kind.
+// allocation kind. Inline: GCC stopped inlining it into alloc_node once it had a second
+// caller, and a 1 GiB anonymous touch lost a quarter of its speed (BENCHMARKS.md).
 inline bool charge_nodes(kernel& k, mm_struct& mm, int idx, bool shared, int64_t n) {
   const int64_t pages = pages_delta(k, mm, idx, n);
   if (!k.pm.alloc(page_use::pgtable, node_gfp(k.prof, idx), uint64_t(pages))) return false;

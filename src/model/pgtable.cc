@@ -112,6 +112,46 @@ uint64_t blocks_of(uint32_t w, uint64_t m) { return uint64_t{word_blocks(m)} << 
 
 using L = compact_layout;
 
+// The 16-entry blocks of a table's entries (word(w) for each word w named in `words`):
+// those holding any (a packed table's block mask), how many of them are not full, the
+// first of those with its mask, and the entries.
+struct block_scan {
+  uint64_t blocks = 0;
+  uint32_t partials = 0, n = 0;
+  uint32_t partial_block = 0;
+  uint16_t partial_mask = 0;
+};
+
+template <class F>
+block_scan scan_blocks(uint32_t words, F&& word) {
+  block_scan s;
+  for (uint32_t x = words; x; x &= x - 1) {
+    const auto w = uint32_t(__builtin_ctz(x));
+    const uint64_t bits = word(w);
+    const uint32_t used = word_blocks(bits), partial = used & word_blocks(~bits);
+    s.blocks |= uint64_t{used} << (4 * w);
+    s.n += uint32_t(popcount64(bits));
+    if (partial && !s.partials) {
+      const auto j = uint32_t(__builtin_ctz(partial));
+      s.partial_block = 4 * w + j;
+      s.partial_mask = static_cast<uint16_t>(bits >> (16 * j));
+    }
+    s.partials += uint32_t(popcount64(partial));
+  }
+  return s;
+}
+
+// The compact value of the scanned entries: its blocks, all full but at most one, which
+// it announces (invariant 8); nullptr when more are partial or the store's tables are
+// too large for a value.
+void* compact_value(uint32_t pte_words, const block_scan& s) {
+  if (pte_words * 4 > L::kMaxBlocks || s.partials > 1) return nullptr;
+  uint64_t v = L::kTag | s.blocks << L::kBlocksShift;
+  if (s.partials)
+    v |= L::kPartial | uint64_t{s.partial_block} << L::kIndexShift | uint64_t{s.partial_mask} << L::kMaskShift;
+  return reinterpret_cast<void*>(uintptr_t{v});
+}
+
 // Presence words [0, nwords) of compact value v; returns the entries present.
 uint32_t compact_words(const void* v, uint32_t nwords, uint64_t* w) {
   const uint64_t x = L::bits(v);
@@ -135,45 +175,20 @@ uint32_t compact_words(const void* v, uint32_t nwords, uint64_t* w) {
 }  // namespace
 
 void* pt_store::compact(const pte_table* t, const uint64_t* add, uint32_t add_words) const {
-  if (uint32_t{pte_words_} * 4 > L::kMaxBlocks) return nullptr;
-  if (t && (t->refcount != 1 || t->shared_pt || (!t->packed_ && (t->bm_.state || t->bm_.anon)))) return nullptr;
-  uint64_t v = L::kTag;
-  const bool has = t && !t->empty();
-  // Each non-empty 16-entry block is a bit; one that is not full fits beside them.
-  for (uint32_t words = add_words | (has ? t->words_in_use() : 0); words; words &= words - 1) {
-    const auto w = uint32_t(__builtin_ctz(words));
-    const uint64_t x = (has ? t->word(w) : 0) | ((add_words >> w) & 1 ? add[w] : 0);
-    const uint32_t used = word_blocks(x), partial = used & word_blocks(~x);
-    v |= uint64_t{used} << (L::kBlocksShift + 4 * w);
-    if (!partial) continue;
-    if ((v & L::kPartial) || (partial & (partial - 1))) return nullptr;
-    const uint32_t j = uint32_t(__builtin_ctz(partial)), b = 4 * w + j;
-    v |= L::kPartial | uint64_t{b} << L::kIndexShift | uint64_t{uint16_t(x >> (16 * j))} << L::kMaskShift;
-  }
-  return reinterpret_cast<void*>(uintptr_t{v});
+  if (t->refcount != 1 || t->shared_pt || (!t->packed_ && (t->bm_.state || t->bm_.anon))) return nullptr;
+  const bool has = !t->empty();
+  const block_scan s = scan_blocks(add_words | (has ? t->words_in_use() : 0), [&](uint32_t w) {
+    return (has ? t->word(w) : 0) | ((add_words >> w) & 1 ? add[w] : 0);
+  });
+  return compact_value(pte_words_, s);
 }
 
 void* pt_store::new_table(const uint64_t* m, uint32_t words) {
-  // One pass over the words for both forms: the blocks they use, and the partial ones
-  // (the first of them as compact() records it).
-  uint64_t blocks = 0, v = L::kTag;
-  uint32_t partials = 0, n = 0;
-  for (uint32_t x = words; x; x &= x - 1) {
-    const auto w = uint32_t(__builtin_ctz(x));
-    const uint32_t used = word_blocks(m[w]), partial = used & word_blocks(~m[w]);
-    blocks |= uint64_t{used} << (4 * w);
-    n += uint32_t(popcount64(m[w]));
-    if (!partial) continue;
-    if (!partials) {
-      const uint32_t j = uint32_t(__builtin_ctz(partial));
-      v |= L::kPartial | uint64_t{4 * w + j} << L::kIndexShift | uint64_t{uint16_t(m[w] >> (16 * j))} << L::kMaskShift;
-    }
-    partials += uint32_t(popcount64(partial));
-  }
-  if (uint32_t{pte_words_} * 4 <= L::kMaxBlocks && partials <= 1)
-    return reinterpret_cast<void*>(uintptr_t{v | blocks << L::kBlocksShift});
+  // One scan for both forms.
+  const block_scan s = scan_blocks(words, [&](uint32_t w) { return m[w]; });
+  if (void* v = compact_value(pte_words_, s)) return v;
   pte_table* t = new_pte_table();
-  if (popcount64(blocks) <= kPackedBlocks) fill_packed(t, m, blocks, n);
+  if (popcount64(s.blocks) <= kPackedBlocks) fill_packed(t, m, s.blocks, s.n);
   else set_present_words(t, m, words);
   return t;
 }
@@ -189,8 +204,9 @@ void pt_store::fill_packed(pte_table* t, const uint64_t* m, uint64_t blocks, uin
 }
 
 void* pt_store::compact_blocks(uint32_t full_blocks) const {
-  if (uint32_t{pte_words_} * 4 > L::kMaxBlocks) return nullptr;
-  return reinterpret_cast<void*>(uintptr_t{L::kTag | uint64_t{full_blocks} << L::kBlocksShift});
+  block_scan s;
+  s.blocks = full_blocks;
+  return compact_value(pte_words_, s);
 }
 
 pte_table* pt_store::expand(const void* v) {

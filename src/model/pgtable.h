@@ -343,8 +343,7 @@ class pt_store {
   // Compact PTE pages (above). compact() is the slot value that holds what t holds and,
   // when given, the entries add[w] of each word w named in add_words (none of them present
   // in t), or nullptr when that cannot be one (invariant 8); t is unchanged either way, so
-  // a run of faults can go straight to the value (read_fault_run); a null t is a table not
-  // made yet, empty, of refcount 1, so that a new one need not be. expand() is a
+  // a run of faults can go straight to the value (read_fault_run). expand() is a
   // private node holding what compact value v holds. view() reads a slot of the level
   // above PTE pages: the node it points at, or its compact value decoded into `r`.
   [[nodiscard]] void* compact(const pte_table* t, const uint64_t* add = nullptr, uint32_t add_words = 0) const;

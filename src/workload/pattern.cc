@@ -176,20 +176,18 @@ bool touch_page_gen::next(std::vector<uint64_t>& out, size_t max) {
       }
       s.ahead_pos = pos;
       s.r = r;
-      done_ += n;
-      return true;
     } else {
       // A partial Fisher-Yates shuffle; entry i of the permutation is fixed at step i.
       for (uint64_t i = done_; i < done_ + n; ++i) {
         const uint64_t j = i + s.r.below(pages - i);
         if (!s.perm.empty()) {
           std::swap(s.perm[i], s.perm[j]);
-          out.push_back(s.perm[i]);
+          out.push_back(s.perm[i] + s.first);
         } else {
           const uint64_t pi = s.perm_at(i), pj = s.perm_at(j);
           s.displaced[j] = pi;
           s.displaced.erase(i);  // never read again: step i is past
-          out.push_back(pj);
+          out.push_back(pj + s.first);
         }
       }
     }
@@ -197,13 +195,12 @@ bool touch_page_gen::next(std::vector<uint64_t>& out, size_t max) {
     for (uint64_t i = 0; i < n; ++i) {
       const uint64_t rank = s.z->sample(s.r);
       // 64-bit arithmetic when it cannot overflow: a 128-bit modulo is a libgcc call.
-      if (is_pow2(pages)) out.push_back((rank * s.step) & (pages - 1));
-      else if (pages <= (uint64_t{1} << 32)) out.push_back((rank * s.step) % pages);
-      else out.push_back(uint64_t((__uint128_t(rank) * s.step) % pages));
+      if (is_pow2(pages)) out.push_back(s.first + ((rank * s.step) & (pages - 1)));
+      else if (pages <= (uint64_t{1} << 32)) out.push_back(s.first + (rank * s.step) % pages);
+      else out.push_back(s.first + uint64_t((__uint128_t(rank) * s.step) % pages));
     }
   }
   done_ += n;
-  for (auto& p : out) p += s.first;
   return true;
 }
 

@@ -118,6 +118,23 @@ TEST(PtStore, CompactValuesHoldFullBlocksAndOnePartial) {
       EXPECT_EQ(store.compact(half, m, all & ~even), v) << where << ", half added";
       store.free_pte_table(fresh);
       store.free_pte_table(half);
+      // A table made from the words at once (read_fault_run's new tables): the same value,
+      // or a node with the same entries, packed when its blocks allow.
+      void* made_at_once = store.new_table(m, all);
+      if (v) {
+        EXPECT_EQ(made_at_once, v) << where << ", made at once";
+      } else {
+        ASSERT_FALSE(is_compact(made_at_once)) << where;
+        auto* node = static_cast<pte_table*>(made_at_once);
+        expect_same(*node, ref, entries, where + ", made at once");
+        EXPECT_EQ(node->packed(), blocks_of(ref, entries) <= uint32_t(kPackedBlocks)) << where;
+        store.free_pte_table(node);
+      }
+      if (v && !partial) {
+        uint32_t full = 0;
+        for (uint32_t b = 0; b < entries / 16; ++b) full |= uint32_t{ref[b * 16]} << b;
+        EXPECT_EQ(store.compact_blocks(full), v) << where << ", full blocks";
+      }
       if (v) {
         ++made;
         ASSERT_TRUE(is_compact(v)) << where;
