@@ -375,6 +375,16 @@ pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom)
   if (k.cache_mm == &mm && k.cache_base == base) return k.cache_pte;
   const int last = f.nr_levels - 2;  // the directory that points at PTE tables
   const uint32_t x = f.index(last, addr);
+  // That directory from the walk cache, holding a private table: dir_walk's and
+  // walk_slot's common case without their calls (random faults under one PMD page).
+  if (last > 0 && k.cache_dir_mm == &mm && k.cache_dir_base == (addr & ~(f.at(last).table_span() - 1))) {
+    const pt_dir* cd = k.cache_dir;
+    if (void* s = cd->slot[x]; s && !cd->is_leaf(x) && !is_compact(s) && !is_uniform(s)) {
+      k.cache_mm = &mm;
+      k.cache_base = base;
+      return k.cache_pte = static_cast<pte_table*>(s);
+    }
+  }
   pt_dir* d = dir_walk(k, mm, last, addr, alloc, oom);
   if (!d || d->is_leaf(x)) return nullptr;  // a huge page maps it: no table below
   void* s = walk_slot(k, mm, d, x, last + 1, alloc, oom);

@@ -4,11 +4,6 @@
 
 namespace vmlab {
 
-void* no_deposit() {
-  static char marker;
-  return &marker;
-}
-
 pt_store::pt_store(uint16_t pte_words)
     : pte_words_(pte_words), tables_(sizeof(pte_table), alignof(pte_table)),
       words_(pte_words * sizeof(uint64_t), 64), dirs_(sizeof(pt_dir), alignof(pt_dir)) {}

@@ -255,8 +255,10 @@ struct pt_dir {
   }
 };
 
-// The slot value of a leaf with no deposited table.
-void* no_deposit();
+// The slot value of a leaf with no deposited table: the address of a marker, even (so
+// never a compact value) and inline (the fault path tests for it).
+alignas(8) inline char no_deposit_marker;
+inline void* no_deposit() { return &no_deposit_marker; }
 
 // Whether a slot holds a compact PTE page (above): a value, not a node.
 inline bool is_compact(const void* slot) { return reinterpret_cast<uintptr_t>(slot) & 1; }

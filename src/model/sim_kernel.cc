@@ -118,8 +118,13 @@ status check_access(mm_struct& mm, vaddr start, vaddr end, uint8_t need) {
 }
 
 // A write to a private file/shm mapping can replace mapped page-cache pages by anonymous
-// copies (COW), lowering Mapped: take its maximum first (rmap.h).
-void note_mapped_max_before_cow(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
+// copies (COW), lowering Mapped: take its maximum first (rmap.h). `whole`: the VMA that
+// covers [start, end), when the caller has found one.
+void note_mapped_max_before_cow(kernel& k, mm_struct& mm, vaddr start, vaddr end, const vm_area_struct* whole = nullptr) {
+  if (whole) {
+    if (!whole->is_anon() && !whole->shared) note_mapped_max(k);
+    return;
+  }
   for (vaddr a = start; a < end;) {
     vm_area_struct* v = find_vma(mm, a);
     if (!v) {
@@ -360,7 +365,10 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
   const uint8_t shift = k_->geo.shift;
   const uint64_t limit = it->second.second >> shift;
   const uint8_t need = write ? prot_write : prot_read;
-  if (write) note_mapped_max_before_cow(*k_, *mm, base, base + it->second.second);
+  // The VMA that covers the whole mapping, when one does (the common case): no lookup per page.
+  vm_area_struct* whole = find_vma(*mm, base);
+  if (whole && (whole->vm_start > base || whole->vm_end - base < it->second.second)) whole = nullptr;
+  if (write) note_mapped_max_before_cow(*k_, *mm, base, base + it->second.second, whole);
   if (batch_commutes(*k_, *mm, base, limit, pages, write)) {
     ++k_->touch_batches_in_table_order;
     const uint8_t entries_shift = uint8_t(__builtin_ctzll(k_->geo.entries));
@@ -413,7 +421,7 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
     if (new_tables && !pt_charge_pte_tables(*k_, *mm, new_tables)) return oom_status(*k_, "a page-table page", pte_gfp(*k_));
     return s;
   }
-  vm_area_struct* v = nullptr;
+  vm_area_struct* v = whole;
   for (uint64_t pg : pages) {
     if (pg >= limit) return status::invalid_argument("page " + std::to_string(pg) + " lies outside the mapping");
     const vaddr a = base + (pg << shift);
