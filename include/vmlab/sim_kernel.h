@@ -77,6 +77,8 @@ class sim_kernel {
   [[nodiscard]] uint64_t touch_batches_in_table_order() const;
   // The PTE tables those batches left as compact slot values so far (model/pgtable.h).
   [[nodiscard]] uint64_t tables_compacted() const;
+  // The PTE tables those batches read by their fault-around windows alone, unsorted.
+  [[nodiscard]] uint64_t tables_by_windows() const;
   // read/readv/write (op.h): the file's pages through the page cache (none with O_DIRECT),
   // and the user buffer faulted in as copy_to_user / get_user_pages would (written by a
   // read, read by a write).

@@ -41,6 +41,7 @@ struct page_geometry {
   [[nodiscard]] vaddr word_span() const { return vaddr{64} << shift; }        // what one bitmap word maps
   [[nodiscard]] vaddr table_base(vaddr a) const { return a & ~(table_span() - 1); }
   [[nodiscard]] uint32_t index(vaddr a) const { return uint32_t((a >> shift) & (entries - 1)); }
+  [[nodiscard]] uint8_t index_bits() const { return uint8_t(__builtin_ctz(entries)); }  // PTRS_PER_PTE's log2
 };
 
 struct kernel {
@@ -76,6 +77,7 @@ struct kernel {
   bool touch_in_table_order = true;
   uint64_t touch_batches_in_table_order = 0;  // batches that did
   uint64_t tables_compacted = 0;  // PTE tables made compact slot values (pgtable.h)
+  uint64_t tables_by_windows = 0;  // tables read_fault_by_windows took
   // One-entry walk caches: the PTE table last found for (mm, table-aligned address), and
   // the directory above PTE tables last found for (mm, address aligned to what it maps),
   // so that a walk to the next PTE table of the same directory starts there. Both are
@@ -212,6 +214,26 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
 // batch's tables together leaves every figure as charging them one by one would.
 status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint32_t* idx, size_t n,
                       uint64_t* new_tables);
+// read_fault_run's most common case on its own: a PTE table not there yet, under the VMA
+// end to end, whose object pages are all in the page cache, and fault-around windows of
+// whole 16-entry blocks (at most 32 to a table). Then the order of the run's faults does
+// not matter, only which windows they reach (bit i of `windows`: entries [i * n, i * n + n)):
+// each is one fault that maps all of its window, and the table is a compact value of full
+// blocks. *done false, nothing changed, when the table is not such a table. Same REQUIRES
+// as read_fault_run, and the new table counted in *new_tables likewise.
+status read_fault_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, uint32_t windows,
+                          uint64_t* new_tables, bool* done);
+// A read batch under one VMA that maps [map_base, + limit pages), `pages` relative to
+// map_base, with read_fault_run's REQUIRES for every table it reaches: one pass sets each
+// table's windows, read_fault_windows takes the tables it can, in address order, and the
+// pages of the others are left in *rest, in batch order, for read_fault_run. A table's
+// faults touch only that table, its object pages and sums (faults_commute_across_tables),
+// so taking some tables before the others leaves what taking them in address order would.
+// *applied false (nothing changed, *rest untouched) where the pass would not pay: windows
+// that are not whole blocks, a page cache under half full, more tables than pages.
+status read_fault_by_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr map_base, uint64_t limit,
+                             const std::vector<uint64_t>& pages, std::vector<uint64_t>* rest, uint64_t* new_tables,
+                             bool* applied);
 // Whether faults in `vma` commute across PTE tables: a fault then reads and changes only its own PTE table, the tables above it
 // (allocated if missing), the object pages that table maps and counters that are sums,
 // so faults under different tables may run in any order as long as those under one table

@@ -579,9 +579,128 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
   return fault_table(k, mm, vma, k.geo.table_base(addr), mask, write);
 }
 
+namespace {
+
+// What read_fault_windows needs of a table's geometry: the table inside the VMA end to
+// end, its first entry the first page of an object word, windows of whole 16-entry
+// blocks of one word at most, at most 512 entries (a compact value's 32 blocks).
+bool windows_geometry(const kernel& k, const vm_area_struct& vma, vaddr base, const around_windows& aw) {
+  const int64_t pg0 = vma.is_anon() ? -1 : object_pg0(k, vma, base, 0);
+  return aw.first == 0 && aw.last == k.geo.entries && aw.n <= 64 && aw.n % 16 == 0 && k.geo.entries <= 512 && pg0 >= 0 &&
+         pg0 % 64 == 0;
+}
+
+// Whether the object pages behind the table at `base` are all in the page cache (REQUIRES:
+// windows_geometry).
+bool table_all_cached(const kernel& k, const vm_area_struct& vma, vaddr base) {
+  const mem_object& obj = k.objects[vma.object];
+  const auto pg0 = uint64_t(object_pg0(k, vma, base, 0));
+  const table_view tv = view_of(k);
+  if (obj.nr_resident == obj.nr_pages && pg0 + tv.entries <= obj.nr_pages) return true;
+  uint64_t res[kMaxPteWords];
+  obj.resident.words(pg0 / 64, tv.nwords, res);
+  uint64_t all = ~uint64_t{0};
+  for (uint32_t x = 0; x < tv.nwords; ++x) all &= res[x];
+  return all == ~uint64_t{0};
+}
+
+}  // namespace
+
+status read_fault_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, uint32_t windows,
+                          uint64_t* new_tables, bool* done) {
+  *done = false;
+  const around_windows aw = around_of(k, vma, base);
+  if (!windows || !windows_geometry(k, vma, base, aw) || !table_all_cached(k, vma, base)) return {};
+  reclaim_point(k, fault_reclaim_need(k));  // a no-op (REQUIRES), as in read_fault_run
+  bool oom = false;
+  const int above = k.prof.paging.nr_levels - 2;
+  pt_dir* d = dir_walk(k, mm, above, base, true, &oom);
+  if (!d) return oom_status(k, "a page-table page", pte_gfp(k));
+  const uint32_t slot = k.prof.paging.index(above, base);
+  if (d->slot[slot]) return {};  // the table is there
+  ++*new_tables;
+  // Each window is one fault that maps all of it (the object pages are all cached): a
+  // later access in it finds its page present.
+  const int window_shift = __builtin_ctz(aw.n);
+  const uint64_t window_mask = aw.n >= 64 ? ~uint64_t{0} : (uint64_t{1} << aw.n) - 1;
+  const uint32_t blocks_per_window = aw.n / 16, window_blocks = (1u << blocks_per_window) - 1;
+  uint64_t map[kMaxPteWords] = {};
+  uint32_t seen = 0, full_blocks = 0;
+  for (uint32_t x = windows; x; x &= x - 1) {
+    const auto i = uint32_t(__builtin_ctz(x));
+    const uint32_t e = i << window_shift;
+    map[e >> 6] |= window_mask << (e & 63);
+    seen |= 1u << (e >> 6);
+    full_blocks |= window_blocks << (i * blocks_per_window);
+  }
+  const auto faults = uint64_t(popcount64(windows));
+  k.faults += faults;
+  mm.min_flt += faults;
+  // map_object_word's steps for each word; with no per-page rmap state (REQUIRES) every
+  // page gets its mapping.
+  uint64_t mapped = 0;
+  for (uint32_t x = seen; x; x &= x - 1) {
+    const auto w = uint32_t(__builtin_ctz(x));
+    uint64_t added = 0;
+    if (!rmap_add_object_word(k, vma.object, object_pg0(k, vma, base, w), map[w], added)) return pte_chain_enomem(k);
+    mapped += uint64_t(popcount64(map[w]));
+  }
+  rss_for_object(k, mm, vma) += mapped;
+  d->slot[slot] = k.store.compact_blocks(full_blocks);
+  ++d->nr_used;
+  *done = true;
+  return {};
+}
+
+status read_fault_by_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr map_base, uint64_t limit,
+                             const std::vector<uint64_t>& pages, std::vector<uint64_t>* rest, uint64_t* new_tables,
+                             bool* applied) {
+  *applied = false;
+  const mem_object& obj = k.objects[vma.object];
+  const uint64_t around = k.prof.fault_around_bytes > k.geo.size() ? k.geo.pages(k.prof.fault_around_bytes) : 1;
+  // Windows of whole blocks, at most 32 of them to a table; fewer pages of the object out
+  // of the page cache than one per two tables (with more, few tables would be all cached,
+  // and the pass would only add work: under 1% random reads, the 690th reader of a segment
+  // is the first to find most of its tables so); a mask per table of the mapping, no more
+  // of them than the batch has pages.
+  const uint64_t first = k.geo.index(map_base), tables = ((first + limit - 1) >> k.geo.index_bits()) + 1;
+  if (vma.is_anon() || around % 16 || around > 64 || k.geo.entries > 512 ||
+      (obj.nr_pages - obj.nr_resident) * 2 * k.geo.entries > obj.nr_pages || tables > pages.size())
+    return {};
+  *applied = true;
+  const int window_shift = __builtin_ctzll(around);
+  const uint64_t entry_mask = k.geo.entries - 1;
+  std::vector<uint32_t> windows(tables, 0);
+  for (const uint64_t pg : pages) windows[(first + pg) >> k.geo.index_bits()] |= 1u << (((first + pg) & entry_mask) >> window_shift);
+  const vaddr table0 = k.geo.table_base(map_base);
+  for (uint64_t t = 0; t < tables; ++t) {
+    if (!windows[t]) continue;
+    bool done = false;
+    if (status s = read_fault_windows(k, mm, vma, table0 + t * k.geo.table_span(), windows[t], new_tables, &done); !s.ok())
+      return s;
+    if (done) {
+      windows[t] = 0;
+      ++k.tables_by_windows;
+    }
+  }
+  rest->clear();
+  for (const uint64_t pg : pages)
+    if (windows[(first + pg) >> k.geo.index_bits()]) rest->push_back(pg);
+  return {};
+}
+
 status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint32_t* idx, size_t n,
                       uint64_t* new_tables) {
   if (!n) return {};
+  // A new table whose pages are all cached, with windows of whole 16-entry blocks: its
+  // windows decide it (read_fault_windows).
+  if (const around_windows aw = around_of(k, vma, base); windows_geometry(k, vma, base, aw)) {
+    const int window_shift = __builtin_ctz(aw.n);
+    uint32_t windows = 0;  // at most 512 / 16 of them
+    for (size_t j = 0; j < n; ++j) windows |= 1u << (idx[j] >> window_shift);
+    bool done = false;
+    if (status s = read_fault_windows(k, mm, vma, base, windows, new_tables, &done); !s.ok() || done) return s;
+  }
   // REQUIRES (faults_commute_across_tables) leaves anonymous and shm VMAs only: no hugetlb,
   // no file readahead. faults_fit_without_reclaim makes this, and every reclaim point of
   // the run, a no-op: nothing below allocates where it could fail or fall back.
@@ -623,17 +742,10 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
   // every word is read at the start instead, the residency a chunk of the bitmap at once.
   const int64_t pg0 = anon ? -1 : object_pg0(k, vma, base, 0);
   const bool whole_words = word_windows && pg0 >= 0 && pg0 % 64 == 0;
-  // A new table whose pages are all cached, with windows of whole 16-entry blocks: each
-  // window the run touches is one fault that maps all of it (a later touch finds its page
-  // present), and the table ends a compact value of full blocks (`full_blocks`).
-  bool windows_only = false;
-  uint32_t full_blocks = 0;
   if (whole_words) {
     const mem_object& obj = k.objects[vma.object];
-    uint64_t all = ~uint64_t{0};
-    if (obj.nr_resident == obj.nr_pages && uint64_t(pg0) + tv.entries <= obj.nr_pages) fill_words(res, tv.nwords, all);
+    if (obj.nr_resident == obj.nr_pages && uint64_t(pg0) + tv.entries <= obj.nr_pages) fill_words(res, tv.nwords, ~uint64_t{0});
     else obj.resident.words(uint64_t(pg0) / 64, tv.nwords, res);
-    for (uint32_t x = 0; x < tv.nwords; ++x) all &= res[x];
     if (t) {
       for (uint32_t x = 0; x < tv.nwords; ++x) pres[x] = t->word(x);
     } else {
@@ -641,23 +753,8 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
     }
     fill_words(cache, tv.nwords, 0);
     fill_words(map, tv.nwords, 0);
-    windows_only = !t && all == ~uint64_t{0} && aw.n % 16 == 0 && tv.entries <= 512;
   }
   uint64_t faults = 0;
-  if (windows_only) {
-    const int window_shift = __builtin_ctz(aw.n);
-    uint32_t windows = 0;  // at most 512 / 16 of them
-    for (size_t j = 0; j < n; ++j) windows |= 1u << (idx[j] >> window_shift);
-    const uint32_t blocks_per_window = aw.n / 16, window_blocks = (1u << blocks_per_window) - 1;
-    for (uint32_t x = windows; x; x &= x - 1) {
-      const auto i = uint32_t(__builtin_ctz(x));
-      const uint32_t e = i << window_shift;
-      map[e >> 6] |= window_mask << (e & 63);
-      seen |= 1u << (e >> 6);
-      full_blocks |= window_blocks << (i * blocks_per_window);
-      ++faults;
-    }
-  }
   // read_fault_at on an object page p not present, its window an aligned block of word
   // pw: the page read in if it is not cached, then the window's cached pages mapped.
   const auto fault_in_word = [&](uint32_t p, uint32_t pw) {
@@ -667,7 +764,7 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
     pres[pw] |= m;
     map[pw] |= m;
   };
-  if (whole_words && !windows_only) {
+  if (whole_words) {
     // The loop below for an object's words read at the start (so word_windows, not anon).
     for (size_t j = 0; j < n; ++j) {
       const uint32_t p = idx[j], pw = p >> 6;
@@ -720,7 +817,7 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
   }
   // The table as the run leaves it: a compact value when it can be one.
   if (!t) {
-    d->slot[slot] = windows_only ? k.store.compact_blocks(full_blocks) : k.store.new_table(map, seen);
+    d->slot[slot] = k.store.new_table(map, seen);
     ++d->nr_used;
   } else if (void* v = k.store.compact(t, map, seen)) {
     install_compact(k, mm, base, t, v);

@@ -177,9 +177,10 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
   // objects' sizes; a directory of chunks where the object is small enough.
   struct object_maps {
     std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [first, last) object pages
+    size_t ranges_merged = 0;                           // `ranges` sorted and merged up to here
     sparse_bitmap bits;                                 // pages other tables map
     uint64_t nr_bits = 0;                               // bits set in `bits`
-    bool all = false;                                   // `bits` holds every cached page of the object
+    bool all = false;                                   // every cached page of the object is mapped
     bool stray = false;                                 // `bits` holds a page not cached: never stop
   };
   std::vector<object_maps> seen(k.objects.size());
@@ -187,8 +188,24 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
   // Whether om's bitmap now holds every cached page of object o. A mapped page is in the
   // page cache (check.cc verifies it), but the test does not lean on that: it checks that
   // the bits are the cached pages themselves before it stops the scan of an object.
+  // Or whether the ranges alone cover the whole object (a process that read all of it in,
+  // before others that read parts): ranges merged as they come, in place.
+  auto merge_ranges = [](std::vector<std::pair<uint64_t, uint64_t>>& r) {
+    std::sort(r.begin(), r.end());
+    size_t n = 0;
+    for (const auto& x : r) {
+      if (n && x.first <= r[n - 1].second) r[n - 1].second = std::max(r[n - 1].second, x.second);
+      else r[n++] = x;
+    }
+    r.resize(n);
+  };
   auto holds_all = [&](object_maps& om, size_t o) {
     const mem_object& obj = k.objects[o];
+    if (!om.all && om.ranges.size() != om.ranges_merged) {
+      merge_ranges(om.ranges);
+      om.ranges_merged = om.ranges.size();
+      om.all = om.ranges.size() == 1 && om.ranges[0].first == 0 && om.ranges[0].second >= obj.nr_pages;
+    }
     if (om.all || om.stray || om.nr_bits < obj.nr_resident) return om.all;
     om.bits.for_each_word([&](uint64_t w, uint64_t bits) { om.stray = om.stray || (bits & ~obj.resident.word(w)) != 0; });
     return om.all = !om.stray && om.nr_bits == obj.nr_resident;
@@ -249,12 +266,8 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
   uint64_t n = 0;
   for (object_maps& om : seen) {
     // Merge the ranges, count them, then count the bitmap's pages outside them.
-    std::sort(om.ranges.begin(), om.ranges.end());
-    std::vector<std::pair<uint64_t, uint64_t>> merged;
-    for (const auto& r : om.ranges) {
-      if (!merged.empty() && r.first <= merged.back().second) merged.back().second = std::max(merged.back().second, r.second);
-      else merged.push_back(r);
-    }
+    merge_ranges(om.ranges);
+    const auto& merged = om.ranges;
     for (const auto& r : merged) n += r.second - r.first;
     auto outside_ranges = [&](uint64_t w, uint64_t bits) {
       uint64_t m = bits;

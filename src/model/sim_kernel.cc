@@ -355,6 +355,7 @@ bool batch_commutes(kernel& k, mm_struct& mm, vaddr base, uint64_t limit, const 
 void sim_kernel::set_touch_in_table_order(bool on) { k_->touch_in_table_order = on; }
 uint64_t sim_kernel::touch_batches_in_table_order() const { return k_->touch_batches_in_table_order; }
 uint64_t sim_kernel::tables_compacted() const { return k_->tables_compacted; }
+uint64_t sim_kernel::tables_by_windows() const { return k_->tables_by_windows; }
 
 status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uint64_t>& pages, bool write) {
   mm_struct* mm = find_mm(*k_, pid);
@@ -371,7 +372,7 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
   if (write) note_mapped_max_before_cow(*k_, *mm, base, base + it->second.second, whole);
   if (batch_commutes(*k_, *mm, base, limit, pages, write)) {
     ++k_->touch_batches_in_table_order;
-    const uint8_t entries_shift = uint8_t(__builtin_ctzll(k_->geo.entries));
+    const uint8_t entries_shift = k_->geo.index_bits();
     const uint64_t first = k_->geo.index(base);
     // Writes fault page by page. Reads fault a PTE table's pages together: one
     // read_fault_run per table and VMA (a table under two VMAs gets one run each time its
@@ -414,8 +415,16 @@ status sim_kernel::touch_pages(uint32_t pid, uint32_t map, const std::vector<uin
       }
       return {};
     };
-    status s = limit <= UINT32_MAX ? runs(in_table_order<uint32_t>(pages, first, entries_shift, limit))
-                                   : runs(in_table_order<uint64_t>(pages, first, entries_shift, limit));
+    // A read under one VMA: first the tables whose windows decide them, without sorting
+    // (read_fault_by_windows); the rest as below.
+    std::vector<uint64_t> rest;
+    bool by_windows = false;
+    status s = !write && whole ? read_fault_by_windows(*k_, *mm, *whole, base, limit, pages, &rest, &new_tables, &by_windows)
+                               : status{};
+    const std::vector<uint64_t>& todo = by_windows ? rest : pages;
+    if (s.ok())
+      s = limit <= UINT32_MAX ? runs(in_table_order<uint32_t>(todo, first, entries_shift, limit))
+                              : runs(in_table_order<uint64_t>(todo, first, entries_shift, limit));
     // The runs' new PTE tables, charged together (read_fault_run); faults_fit_without_reclaim
     // left room for them.
     if (new_tables && !pt_charge_pte_tables(*k_, *mm, new_tables)) return oom_status(*k_, "a page-table page", pte_gfp(*k_));

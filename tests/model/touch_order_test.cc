@@ -315,6 +315,47 @@ TEST(TouchOrder, ABatchThatMayRunOutOfMemoryKeepsItsOrder) {
   }
 }
 
+// A segment cached but for a few pages, read at random by a process that already has one
+// of its tables: the window pass (read_fault_by_windows) takes the new tables whose pages
+// are all cached, and leaves the others (an uncached page in it, or the table already
+// there) to read_fault_run. The control: a batch while most of the segment is cold, which
+// the pass leaves alone. Kernel B never reorders; both must end alike.
+TEST(TouchOrder, ANearlyCachedSegmentIsReadByWindowsWhereItCanBe) {
+  constexpr uint64_t kTable = 512, kTables = 32;  // 64 MiB of 4 KiB pages, 512 to a PTE table
+  pair_of_kernels k("linux-6.18", 1 * GiB, kTables * kTable * kPage);
+  ASSERT_TRUE(k.a && k.b);
+  for (uint32_t pid : {1u, 2u}) {
+    k.both([&](sim_kernel& s) { return s.spawn(pid); });
+    k.both([&](sim_kernel& s) -> status {
+      auto r = s.mmap(map_op(pid, 0, kTables * kTable * kPage, 0, true, 2 * MiB));
+      return r.ok() ? status{} : r.error();
+    });
+  }
+  // Process 1 reads every page but one in each of tables 5, 9 and 20: three pages stay out
+  // of the page cache, fewer than one per two tables. Most of the segment is cold while
+  // it does, so its batch goes the usual way.
+  const std::vector<uint64_t> cold = {5 * kTable + 7, 9 * kTable + 300, 20 * kTable + 511};
+  std::vector<uint64_t> all;
+  for (uint64_t p = 0; p < kTables * kTable; ++p)
+    if (std::find(cold.begin(), cold.end(), p) == cold.end()) all.push_back(p);
+  k.both([&](sim_kernel& s) { return s.touch_pages(1, 0, all, false); });
+  EXPECT_EQ(k.a->touch_batches_in_table_order(), 1u);
+  EXPECT_EQ(k.a->tables_by_windows(), 0u);
+  // Process 2 has table 3 already, then reads 3,000 random pages and the three cold ones.
+  k.both([&](sim_kernel& s) { return s.touch_pages(2, 0, {3 * kTable + 1}, false); });
+  std::mt19937_64 rng(5);
+  std::vector<uint64_t> batch;
+  for (int i = 0; i < 3000; ++i) batch.push_back(rng() % (kTables * kTable));
+  batch.insert(batch.begin() + 1000, cold.begin(), cold.end());
+  k.both([&](sim_kernel& s) { return s.touch_pages(2, 0, batch, false); });
+  EXPECT_EQ(k.a->touch_batches_in_table_order(), 2u);
+  EXPECT_EQ(k.a->tables_by_windows(), kTables - 4) << "every table the batch reaches but 3, 5, 9 and 20";
+  EXPECT_EQ(k.b->tables_by_windows(), 0u);
+  EXPECT_EQ(first_difference(all_figures(*k.a), all_figures(*k.b)), "");
+  EXPECT_EQ(k.a->check_invariants(), "");
+  EXPECT_EQ(k.b->check_invariants(), "");
+}
+
 std::vector<config> configs() {
   const bytes big = 4 * GiB, small = 72 * MiB;  // small: about 39 MiB free, less than half the SGA
   return {
