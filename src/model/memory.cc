@@ -606,25 +606,19 @@ bool table_all_cached(const kernel& k, const vm_area_struct& vma, vaddr base) {
 
 }  // namespace
 
-status read_fault_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, uint32_t windows,
-                          uint64_t* new_tables, bool* done) {
-  *done = false;
-  const around_windows aw = around_of(k, vma, base);
-  if (!windows || !windows_geometry(k, vma, base, aw) || !table_all_cached(k, vma, base)) return {};
-  reclaim_point(k, fault_reclaim_need(k));  // a no-op (REQUIRES), as in read_fault_run
-  bool oom = false;
-  const int above = k.prof.paging.nr_levels - 2;
-  pt_dir* d = dir_walk(k, mm, above, base, true, &oom);
-  if (!d) return oom_status(k, "a page-table page", pte_gfp(k));
-  const uint32_t slot = k.prof.paging.index(above, base);
-  if (d->slot[slot]) return {};  // the table is there
-  ++*new_tables;
+namespace {
+
+// The windows-only table (read_fault_windows) once it is known to be one: the empty slot
+// `slot` of directory d gets it, as a compact value of full blocks.
+status windows_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pt_dir* d, uint32_t slot,
+                     uint32_t windows, const around_windows& aw) {
   // Each window is one fault that maps all of it (the object pages are all cached): a
   // later access in it finds its page present.
   const int window_shift = __builtin_ctz(aw.n);
   const uint64_t window_mask = aw.n >= 64 ? ~uint64_t{0} : (uint64_t{1} << aw.n) - 1;
   const uint32_t blocks_per_window = aw.n / 16, window_blocks = (1u << blocks_per_window) - 1;
-  uint64_t map[kMaxPteWords] = {};
+  uint64_t map[kMaxPteWords];
+  fill_words(map, view_of(k).nwords, 0);  // not `= {}`: that is a `rep stos` of all kMaxPteWords
   uint32_t seen = 0, full_blocks = 0;
   for (uint32_t x = windows; x; x &= x - 1) {
     const auto i = uint32_t(__builtin_ctz(x));
@@ -648,8 +642,26 @@ status read_fault_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr b
   rss_for_object(k, mm, vma) += mapped;
   d->slot[slot] = k.store.compact_blocks(full_blocks);
   ++d->nr_used;
-  *done = true;
   return {};
+}
+
+}  // namespace
+
+status read_fault_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, uint32_t windows,
+                          uint64_t* new_tables, bool* done) {
+  *done = false;
+  const around_windows aw = around_of(k, vma, base);
+  if (!windows || !windows_geometry(k, vma, base, aw) || !table_all_cached(k, vma, base)) return {};
+  reclaim_point(k, fault_reclaim_need(k));  // a no-op (REQUIRES), as in read_fault_run
+  bool oom = false;
+  const int above = k.prof.paging.nr_levels - 2;
+  pt_dir* d = dir_walk(k, mm, above, base, true, &oom);
+  if (!d) return oom_status(k, "a page-table page", pte_gfp(k));
+  const uint32_t slot = k.prof.paging.index(above, base);
+  if (d->slot[slot]) return {};  // the table is there
+  ++*new_tables;
+  *done = true;
+  return windows_table(k, mm, vma, base, d, slot, windows, aw);
 }
 
 status read_fault_by_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr map_base, uint64_t limit,
@@ -692,15 +704,6 @@ status read_fault_by_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vadd
 status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint32_t* idx, size_t n,
                       uint64_t* new_tables) {
   if (!n) return {};
-  // A new table whose pages are all cached, with windows of whole 16-entry blocks: its
-  // windows decide it (read_fault_windows).
-  if (const around_windows aw = around_of(k, vma, base); windows_geometry(k, vma, base, aw)) {
-    const int window_shift = __builtin_ctz(aw.n);
-    uint32_t windows = 0;  // at most 512 / 16 of them
-    for (size_t j = 0; j < n; ++j) windows |= 1u << (idx[j] >> window_shift);
-    bool done = false;
-    if (status s = read_fault_windows(k, mm, vma, base, windows, new_tables, &done); !s.ok() || done) return s;
-  }
   // REQUIRES (faults_commute_across_tables) leaves anonymous and shm VMAs only: no hugetlb,
   // no file readahead. faults_fit_without_reclaim makes this, and every reclaim point of
   // the run, a no-op: nothing below allocates where it could fail or fall back.
@@ -746,6 +749,16 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
     const mem_object& obj = k.objects[vma.object];
     if (obj.nr_resident == obj.nr_pages && uint64_t(pg0) + tv.entries <= obj.nr_pages) fill_words(res, tv.nwords, ~uint64_t{0});
     else obj.resident.words(uint64_t(pg0) / 64, tv.nwords, res);
+    // A new table whose pages are all cached, with windows of whole 16-entry blocks: its
+    // windows decide it (read_fault_windows).
+    uint64_t all = ~uint64_t{0};
+    for (uint32_t x = 0; x < tv.nwords; ++x) all &= res[x];
+    if (!t && all == ~uint64_t{0} && windows_geometry(k, vma, base, aw)) {
+      const int window_shift = __builtin_ctz(aw.n);
+      uint32_t windows = 0;  // at most 512 / 16 of them
+      for (size_t j = 0; j < n; ++j) windows |= 1u << (idx[j] >> window_shift);
+      return windows_table(k, mm, vma, base, d, slot, windows, aw);
+    }
     if (t) {
       for (uint32_t x = 0; x < tv.nwords; ++x) pres[x] = t->word(x);
     } else {
