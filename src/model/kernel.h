@@ -214,23 +214,19 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
 // batch's tables together leaves every figure as charging them one by one would.
 status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, const uint32_t* idx, size_t n,
                       uint64_t* new_tables);
-// read_fault_run's most common case on its own: a PTE table not there yet, under the VMA
-// end to end, whose object pages are all in the page cache, and fault-around windows of
-// whole 16-entry blocks (at most 32 to a table). Then the order of the run's faults does
-// not matter, only which windows they reach (bit i of `windows`: entries [i * n, i * n + n)):
-// each is one fault that maps all of its window, and the table is a compact value of full
-// blocks. *done false, nothing changed, when the table is not such a table. Same REQUIRES
-// as read_fault_run, and the new table counted in *new_tables likewise.
-status read_fault_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, uint32_t windows,
-                          uint64_t* new_tables, bool* done);
 // A read batch under one VMA that maps [map_base, + limit pages), `pages` relative to
-// map_base, with read_fault_run's REQUIRES for every table it reaches: one pass sets each
-// table's windows, read_fault_windows takes the tables it can, in address order, and the
-// pages of the others are left in *rest, in batch order, for read_fault_run. A table's
-// faults touch only that table, its object pages and sums (faults_commute_across_tables),
-// so taking some tables before the others leaves what taking them in address order would.
-// *applied false (nothing changed, *rest untouched) where the pass would not pay: windows
-// that are not whole blocks, a page cache under half full, more tables than pages.
+// map_base, with read_fault_run's REQUIRES for every table it reaches. A PTE table not there
+// yet, under the VMA end to end, whose object pages are all in the page cache, with
+// fault-around windows of whole 16-entry blocks, does not depend on the order of its
+// faults, only on which windows they reach: each is one fault that maps all of its window,
+// and the table is a compact value of full blocks. One pass sets each table's windows, the
+// tables that are such tables are taken in address order, and the pages of the others are
+// left in *rest, in batch order, for read_fault_run. A table's faults touch only that
+// table, its object pages and sums (faults_commute_across_tables), so taking some tables
+// before the others leaves what taking them in address order would. *applied false
+// (nothing changed, *rest untouched) where the pass would not pay: windows that are not
+// whole blocks, more than one page of the object uncached per two tables, more tables
+// than pages.
 status read_fault_by_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr map_base, uint64_t limit,
                              const std::vector<uint64_t>& pages, std::vector<uint64_t>* rest, uint64_t* new_tables,
                              bool* applied);

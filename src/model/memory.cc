@@ -30,6 +30,14 @@ struct table_view {
 
 table_view view_of(const kernel& k) { return {k.geo.entries, k.geo.entries / 64}; }
 
+// Sets n bitmap words to v. The usual table's 8 words are a constant size, which the
+// compiler stores as vectors; a size it cannot see became `rep stos`, whose start-up cost
+// more than a whole run of faults (perf on the 1,500 x 300 GiB 1% scenario).
+void fill_words(uint64_t* w, uint32_t n, uint64_t v) {
+  if (n == 8) std::fill_n(w, 8, v);
+  else std::fill_n(w, n, v);
+}
+
 // The bits of entries [from, to) that fall in bitmap word x.
 uint64_t bits_in_word(uint32_t from, uint32_t to, uint32_t x) {
   const uint32_t lo = std::max(from, x * 64) - x * 64, hi = std::min(to, x * 64 + 64) - x * 64;
@@ -185,7 +193,8 @@ status read_fault_at(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, 
   // The window spans words w0 .. w1 (one by default: 16 entries; up to the whole table,
   // fault_around_bytes' limit), kept here as cached[x].
   const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
-  uint64_t cached[kMaxPteWords] = {};
+  uint64_t cached[kMaxPteWords];
+  fill_words(cached, view_of(k).nwords, 0);  // not `= {}`: a `rep stos` of all kMaxPteWords, per fault
   for (uint32_t x = w0; x <= w1; ++x) cached[x] = res ? res[x] : resident_word(k, vma, base, x);
   const uint32_t pw = p >> 6;
   if (!(cached[pw] & bit(p))) {
@@ -508,18 +517,6 @@ status fault_table_locked(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr b
   return read_fault_object(k, mm, vma, base, t, need);
 }
 
-}  // namespace
-
-namespace {
-
-// Sets n bitmap words to v. The usual table's 8 words are a constant size, which the
-// compiler stores as vectors; a size it cannot see became `rep stos`, whose start-up cost
-// more than a whole run of faults (perf on the 1,500 x 300 GiB 1% scenario).
-void fill_words(uint64_t* w, uint32_t n, uint64_t v) {
-  if (n == 8) std::fill_n(w, 8, v);
-  else std::fill_n(w, n, v);
-}
-
 // What one fault may allocate, for the reclaim point in front of it: the fault-around
 // window (or 2.4's read-around cluster, at most a PTE table's worth) and the tables above.
 uint64_t fault_reclaim_need(const kernel& k) {
@@ -604,10 +601,6 @@ bool table_all_cached(const kernel& k, const vm_area_struct& vma, vaddr base) {
   return all == ~uint64_t{0};
 }
 
-}  // namespace
-
-namespace {
-
 // The windows-only table (read_fault_windows) once it is known to be one: the empty slot
 // `slot` of directory d gets it, as a compact value of full blocks.
 status windows_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, pt_dir* d, uint32_t slot,
@@ -645,8 +638,13 @@ status windows_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, 
   return {};
 }
 
-}  // namespace
-
+// read_fault_run's most common case on its own: a PTE table not there yet, under the VMA
+// end to end, whose object pages are all in the page cache, and fault-around windows of
+// whole 16-entry blocks (at most 32 to a table). Then the order of the run's faults does
+// not matter, only which windows they reach (bit i of `windows`: entries [i * n, i * n + n)):
+// each is one fault that maps all of its window, and the table is a compact value of full
+// blocks. *done false, nothing changed, when the table is not such a table. Same REQUIRES
+// as read_fault_run, and the new table counted in *new_tables likewise.
 status read_fault_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, uint32_t windows,
                           uint64_t* new_tables, bool* done) {
   *done = false;
@@ -663,6 +661,8 @@ status read_fault_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr b
   *done = true;
   return windows_table(k, mm, vma, base, d, slot, windows, aw);
 }
+
+}  // namespace
 
 status read_fault_by_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr map_base, uint64_t limit,
                              const std::vector<uint64_t>& pages, std::vector<uint64_t>* rest, uint64_t* new_tables,

@@ -177,7 +177,7 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
   // objects' sizes; a directory of chunks where the object is small enough.
   struct object_maps {
     std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [first, last) object pages
-    size_t ranges_merged = 0;                           // `ranges` sorted and merged up to here
+    size_t ranges_merged = 0;                           // the size of `ranges` when last merged
     sparse_bitmap bits;                                 // pages other tables map
     uint64_t nr_bits = 0;                               // bits set in `bits`
     bool all = false;                                   // every cached page of the object is mapped
@@ -189,7 +189,8 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
   // page cache (check.cc verifies it), but the test does not lean on that: it checks that
   // the bits are the cached pages themselves before it stops the scan of an object.
   // Or whether the ranges alone cover the whole object (a process that read all of it in,
-  // before others that read parts): ranges merged as they come, in place.
+  // before others that read parts): ranges merged in place each time they have doubled
+  // since the last merge (so merging costs O(R log R) in all, not per VMA).
   auto merge_ranges = [](std::vector<std::pair<uint64_t, uint64_t>>& r) {
     std::sort(r.begin(), r.end());
     size_t n = 0;
@@ -201,7 +202,7 @@ uint64_t scan_mapped_object_pages(const kernel& k) {
   };
   auto holds_all = [&](object_maps& om, size_t o) {
     const mem_object& obj = k.objects[o];
-    if (!om.all && om.ranges.size() != om.ranges_merged) {
+    if (!om.all && om.ranges.size() > 2 * om.ranges_merged) {
       merge_ranges(om.ranges);
       om.ranges_merged = om.ranges.size();
       om.all = om.ranges.size() == 1 && om.ranges[0].first == 0 && om.ranges[0].second >= obj.nr_pages;
