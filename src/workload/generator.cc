@@ -30,6 +30,9 @@ class generator {
     out_.objects = sc_.objects;
     out_.source = sc_.name;
     procs_.push_back({});  // pid 0 is never used
+    size_t maps = 0;
+    for (const auto& g : sc_.groups) maps += g.maps.size();
+    map_ids_.reserve(maps);  // one rehash for a scenario of 200,000 mappings
     for (const auto& g : sc_.groups) {
       out_.whole_process |= g.image;
       group_ids_.try_emplace(g.name, groups_.size());

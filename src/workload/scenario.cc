@@ -373,6 +373,7 @@ status read_kernel(const source_text& src, const table_reader& top, scenario_spe
 status read_objects(const source_text& src, const table_reader& top, scenario_spec& sc) {
   std::vector<const toml::table*> tables;
   if (status s = top.get_tables("object", tables); !s.ok()) return s;
+  sc.object_ids.reserve(tables.size());  // one rehash, not one per doubling (200,000 objects)
   for (const toml::table* t : tables) {
     table_reader o(src, *t, "[[object]]");
     if (status s = o.check_keys({"name", "kind", "size", "page_size", "mshare"}); !s.ok()) return s;
@@ -629,6 +630,7 @@ status read_groups(const source_text& src, const table_reader& top, scenario_spe
     std::vector<const toml::table*> maps;
     if (status s = gr.get_tables("map", maps); !s.ok()) return s;
     group_index gi;
+    gi.names.reserve(maps.size());
     if (status s = read_image(src, gr, sc, g, gi); !s.ok()) return s;
     for (const toml::table* mt : maps)
       if (status s = read_map(src, *mt, sc, g, gi); !s.ok()) return s;

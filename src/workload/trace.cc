@@ -8,6 +8,7 @@
 #include "workload/op_rules.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
@@ -38,6 +39,37 @@ struct token {
     return eq == std::string_view::npos ? std::string_view{} : text.substr(eq + 1);
   }
   [[nodiscard]] uint32_t value_column() const { return column + uint32_t(key().size()) + 1; }
+};
+
+// Names looked up by string_view without making a std::string (C++20 heterogeneous lookup).
+struct name_hash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <class V>
+using name_map = std::unordered_map<std::string, V, name_hash, std::equal_to<>>;
+
+// A line's options by name (key=value tokens and flags): each allowed name at most once,
+// so a few, kept in a flat array and searched in order. A std::map made a node per option
+// and compared names at every level: a third of reading a 1,000,000-line trace.
+class option_map {
+ public:
+  using entry = std::pair<std::string_view, const token*>;
+  static constexpr size_t kMax = 32;  // more than any line's allowed names (options() checks)
+  [[nodiscard]] const entry* find(std::string_view k) const {
+    for (size_t i = 0; i < n_; ++i)
+      if (items_[i].first == k) return &items_[i];
+    return end();
+  }
+  [[nodiscard]] const entry* end() const { return items_.data() + n_; }
+  [[nodiscard]] size_t count(std::string_view k) const { return find(k) != end() ? 1 : 0; }
+  // The token named k (REQUIRES: count(k)).
+  const token* operator[](std::string_view k) const { return find(k)->second; }
+  void add(std::string_view k, const token* t) { items_[n_++] = {k, t}; }
+
+ private:
+  std::array<entry, kMax> items_{};
+  size_t n_ = 0;
 };
 
 std::string prot_name(uint8_t p) {
@@ -156,7 +188,8 @@ class trace_parser {
   // key=value and bare-flag options after the positional arguments. Each option may
   // appear once.
   status options(size_t first, std::initializer_list<std::string_view> keys, std::initializer_list<std::string_view> flags,
-                 std::map<std::string_view, const token*>& out) const {
+                 option_map& out) const {
+    if (keys.size() + flags.size() > option_map::kMax) std::abort();  // a parser's own lists: a bug here
     for (size_t i = first; i < toks_.size(); ++i) {
       const token& t = toks_[i];
       const std::string_view k = t.has_value() ? t.key() : t.text;
@@ -170,7 +203,7 @@ class trace_parser {
         return err(t, "unknown key '" + std::string(k) + "' for " + std::string(toks_[0].text));
       }
       if (out.count(k)) return err(t, "duplicate key '" + std::string(k) + "'");
-      out[k] = &t;
+      out.add(k, &t);
     }
     return {};
   }
@@ -216,9 +249,11 @@ class trace_parser {
 
   uint32_t map_index(std::string_view name) {
     // Hash maps for every name lookup: reading is linear in the trace (1,000,000 lines).
-    auto [it, added] = map_ids_.try_emplace(std::string(name), uint32_t(out_.map_names.size()));
-    if (added) out_.map_names.emplace_back(name);
-    return it->second;
+    if (auto it = map_ids_.find(name); it != map_ids_.end()) return it->second;
+    const auto id = uint32_t(out_.map_names.size());
+    map_ids_.emplace(std::string(name), id);
+    out_.map_names.emplace_back(name);
+    return id;
   }
 
   status before_ops(const char* what) const {
@@ -231,7 +266,7 @@ class trace_parser {
     if (seen_machine_) return err(toks_[0], "duplicate 'machine' line");
     if (!out_.machine.overrides.empty()) return err(toks_[0], "'machine' must come before 'override' lines");
     seen_machine_ = true;
-    std::map<std::string_view, const token*> o;
+    option_map o;
     if (status s = options(1, {"profile", "memory", "cpus", "cache_line", "hugepages", "overcommit_hugepages", "fragmentation"},
                            {}, o);
         !s.ok())
@@ -313,7 +348,7 @@ class trace_parser {
     else if (toks_[2].text == "file") d.kind = object_kind::file;
     else if (toks_[2].text == "hugetlb") d.kind = object_kind::hugetlb;
     else return err(toks_[2], "object kind must be shm, file or hugetlb, not '" + std::string(toks_[2].text) + "'");
-    std::map<std::string_view, const token*> o;
+    option_map o;
     if (status s = options(3, {"size", "page_size"}, {"mshare"}, o); !s.ok()) return s;
     d.mshare = o.count("mshare") > 0;
     if (!o.count("size")) return err(uint32_t(line_.size() + 1), "object needs size=");
@@ -368,7 +403,7 @@ class trace_parser {
     op o;
     o.kind = op_kind::mmap;
     if (status s = live_pid(toks_[1], o.pid); !s.ok()) return s;
-    std::map<std::string_view, const token*> opt;
+    option_map opt;
     if (status s = options(3, {"obj", "off", "len", "prot", "addr", "align", "phase", "page_size", "advice"},
                            {"shared", "private", "locked", "hugetlb", "noreserve"}, opt);
         !s.ok())
@@ -390,7 +425,7 @@ class trace_parser {
     bytes limit = 0;  // the object's size rounded up to pages; 0 for anon
     if (opt.count("obj") && opt["obj"]->value() != "anon") {
       const token& t = *opt["obj"];
-      auto id = object_ids_.find(std::string(t.value()));
+      auto id = object_ids_.find(t.value());
       if (id == object_ids_.end())
         return err_value(t, "object '" + std::string(t.value()) + "' is used before its 'object' line");
       o.object = id->second;
@@ -457,7 +492,7 @@ class trace_parser {
     if (status s = need_args(2, "a pid and a mapping name"); !s.ok()) return s;
     op o;
     if (status s = live_pid(toks_[1], o.pid); !s.ok()) return s;
-    std::map<std::string_view, const token*> opt;
+    option_map opt;
     status s;
     if (kind == "touch") {
       o.kind = op_kind::touch;
@@ -527,7 +562,7 @@ class trace_parser {
     return {};
   }
 
-  status touch_options(std::map<std::string_view, const token*>& opt, op& o) const {
+  status touch_options(option_map& opt, op& o) const {
     if (opt.count("read") && opt.count("write")) return err(*opt["write"], "a touch is either read or write");
     o.write = opt.count("write") > 0;
     if (opt.count("uniform") && opt.count("zipf")) return err(*opt["zipf"], "a touch is either uniform or zipf");
@@ -575,7 +610,7 @@ class trace_parser {
 
   // The object named by token t (declared before).
   status object_arg(const token& t, int32_t& obj) const {
-    auto it = object_ids_.find(std::string(t.text));
+    auto it = object_ids_.find(t.text);
     if (it == object_ids_.end()) return err(t, "no object '" + std::string(t.text) + "' (declare it with an object line first)");
     obj = it->second;
     return {};
@@ -590,7 +625,7 @@ class trace_parser {
     o.kind = kind == "read" ? op_kind::read : kind == "readv" ? op_kind::readv : op_kind::write;
     if (status s = live_pid(toks_[1], o.pid); !s.ok()) return s;
     if (status s = object_arg(toks_[2], o.object); !s.ok()) return s;
-    std::map<std::string_view, const token*> opt;
+    option_map opt;
     status s = o.kind == op_kind::readv ? options(3, {"off", "len", "buf", "bufoff", "iovecs", "stride"}, {"direct"}, opt)
                                         : options(3, {"off", "len", "buf", "bufoff"}, {"direct"}, opt);
     if (!s.ok()) return s;
@@ -631,7 +666,7 @@ class trace_parser {
   // The id of mapping `name` of `pid` (mmap'd in that process or inherited at fork), or
   // nothing; no_map() is the error for the token that named it.
   std::optional<uint32_t> map_of(uint32_t pid, std::string_view name) {
-    auto mi = map_ids_.find(std::string(name));
+    auto mi = map_ids_.find(name);
     if (mi == map_ids_.end() || !procs_[pid].maps.count(mi->second)) return std::nullopt;
     return mi->second;
   }
@@ -646,7 +681,7 @@ class trace_parser {
     op o;
     o.kind = op_kind::mremap;
     if (status s = live_pid(toks_[1], o.pid); !s.ok()) return s;
-    std::map<std::string_view, const token*> opt;
+    option_map opt;
     if (status s = options(3, {"len", "addr"}, {"maymove"}, opt); !s.ok()) return s;
     const auto m = map_of(o.pid, toks_[2].text);
     if (!m) return err(toks_[2], no_map(o.pid, toks_[2].text));
@@ -677,7 +712,7 @@ class trace_parser {
 
   // reclaim [len=SIZE]: kernel-wide, no pid.
   status parse_reclaim() {
-    std::map<std::string_view, const token*> opt;
+    option_map opt;
     if (status s = options(1, {"len"}, {}, opt); !s.ok()) return s;
     op o;
     o.kind = op_kind::reclaim;
@@ -702,8 +737,8 @@ class trace_parser {
   std::string_view text_;
   std::string file_;
   op_stream out_;
-  std::unordered_map<std::string, uint32_t> map_ids_;    // name -> index in out_.map_names
-  std::unordered_map<std::string, int32_t> object_ids_;  // name -> index in out_.objects
+  name_map<uint32_t> map_ids_;   // name -> index in out_.map_names
+  name_map<int32_t> object_ids_;  // name -> index in out_.objects
   kernel_profile prof_;
   bool seen_machine_ = false;
   uint32_t lineno_ = 0;
