@@ -668,6 +668,7 @@ status read_fault_by_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vadd
                              const std::vector<uint64_t>& pages, std::vector<uint64_t>* rest, uint64_t* new_tables,
                              bool* applied) {
   *applied = false;
+  if (vma.is_anon()) return {};  // (its object index is -1)
   const mem_object& obj = k.objects[vma.object];
   const uint64_t around = k.prof.fault_around_bytes > k.geo.size() ? k.geo.pages(k.prof.fault_around_bytes) : 1;
   // Windows of whole blocks, at most 32 of them to a table; fewer pages of the object out
@@ -676,7 +677,7 @@ status read_fault_by_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vadd
   // is the first to find most of its tables so); a mask per table of the mapping, no more
   // of them than the batch has pages.
   const uint64_t first = k.geo.index(map_base), tables = ((first + limit - 1) >> k.geo.index_bits()) + 1;
-  if (vma.is_anon() || around % 16 || around > 64 || k.geo.entries > 512 ||
+  if (around % 16 || around > 64 || k.geo.entries > 512 ||
       (obj.nr_pages - obj.nr_resident) * 2 * k.geo.entries > obj.nr_pages || tables > pages.size())
     return {};
   *applied = true;
