@@ -578,27 +578,63 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
 
 namespace {
 
-// What read_fault_windows needs of a table's geometry: the table inside the VMA end to
-// end, its first entry the first page of an object word, windows of whole 16-entry
-// blocks of one word at most, at most 512 entries (a compact value's 32 blocks).
-bool windows_geometry(const kernel& k, const vm_area_struct& vma, vaddr base, const around_windows& aw) {
-  const int64_t pg0 = vma.is_anon() ? -1 : object_pg0(k, vma, base, 0);
-  return aw.first == 0 && aw.last == k.geo.entries && aw.n <= 64 && aw.n % 16 == 0 && k.geo.entries <= 512 && pg0 >= 0 &&
-         pg0 % 64 == 0;
+// Whether every fault-around window of the table is an aligned block of one word: the
+// table inside the VMA end to end, a window of at most 64 entries (a power of two).
+bool one_word_windows(const kernel& k, const around_windows& aw) {
+  return aw.first == 0 && aw.last == k.geo.entries && aw.n <= 64;
 }
 
-// Whether the object pages behind the table at `base` are all in the page cache (REQUIRES:
-// windows_geometry).
-bool table_all_cached(const kernel& k, const vm_area_struct& vma, vaddr base) {
+// Whether entry 0 of the table at base maps the first page of an object word (REQUIRES: not
+// anonymous). With one_word_windows, the table's words are its object's words: its
+// residency is then a chunk of the object's bitmap (table_residency).
+bool object_word_aligned(const kernel& k, const vm_area_struct& vma, vaddr base) {
+  const int64_t pg0 = object_pg0(k, vma, base, 0);
+  return pg0 >= 0 && pg0 % 64 == 0;
+}
+
+// Whether the windows are whole 16-entry blocks of one word, at most 32 to a table (a
+// compact value's blocks): read_fault_windows' case.
+bool whole_block_windows(const kernel& k, const around_windows& aw) {
+  return aw.n <= 64 && aw.n % 16 == 0 && k.geo.entries <= 512;
+}
+
+// The page-cache residency of the object pages behind a table whose words are its
+// object's (one_word_windows, object_word_aligned), its words
+// into res, read as a chunk of the object's bitmap; whether they are all cached. Inline:
+// called once per table of a warm batch, and GCC left it out of line (6% more
+// instructions per warm client, bench/count-instructions.sh).
+inline bool table_residency(const kernel& k, const vm_area_struct& vma, vaddr base, uint64_t* res) {
   const mem_object& obj = k.objects[vma.object];
   const auto pg0 = uint64_t(object_pg0(k, vma, base, 0));
   const table_view tv = view_of(k);
-  if (obj.nr_resident == obj.nr_pages && pg0 + tv.entries <= obj.nr_pages) return true;
-  uint64_t res[kMaxPteWords];
+  if (obj.nr_resident == obj.nr_pages && pg0 + tv.entries <= obj.nr_pages) {
+    fill_words(res, tv.nwords, ~uint64_t{0});
+    return true;
+  }
   obj.resident.words(pg0 / 64, tv.nwords, res);
   uint64_t all = ~uint64_t{0};
   for (uint32_t x = 0; x < tv.nwords; ++x) all &= res[x];
   return all == ~uint64_t{0};
+}
+
+// map_object_word's steps for the words named in `seen`, the PTEs set by the caller for
+// the whole table at once: word w's pages cache[w] read into the page cache (no cache:
+// none), then its entries map[w] given their mappings; the RSS gains them unless the table
+// is shared. With no per-page rmap state (read_fault_run's REQUIRES) every page gets its
+// mapping.
+status map_object_words(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr base, const uint64_t* cache,
+                        const uint64_t* map, uint32_t seen, bool shared_pt) {
+  uint64_t mapped = 0;
+  for (uint32_t x = seen; x; x &= x - 1) {
+    const auto w = uint32_t(__builtin_ctz(x));
+    if (cache && cache[w] && !make_resident_word(k, vma, base, w, cache[w]))
+      return oom_status(k, "a page-cache page", gfp_zone::highuser);
+    uint64_t done = 0;
+    if (map[w] && !rmap_add_object_word(k, vma.object, object_pg0(k, vma, base, w), map[w], done)) return pte_chain_enomem(k);
+    mapped += uint64_t(popcount64(map[w]));
+  }
+  if (!shared_pt) rss_for_object(k, mm, vma) += mapped;  // as map_object_word
+  return {};
 }
 
 // The windows-only table (read_fault_windows) once it is known to be one: the empty slot
@@ -623,16 +659,7 @@ status windows_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, 
   const auto faults = uint64_t(popcount64(windows));
   k.faults += faults;
   mm.min_flt += faults;
-  // map_object_word's steps for each word; with no per-page rmap state (REQUIRES) every
-  // page gets its mapping.
-  uint64_t mapped = 0;
-  for (uint32_t x = seen; x; x &= x - 1) {
-    const auto w = uint32_t(__builtin_ctz(x));
-    uint64_t added = 0;
-    if (!rmap_add_object_word(k, vma.object, object_pg0(k, vma, base, w), map[w], added)) return pte_chain_enomem(k);
-    mapped += uint64_t(popcount64(map[w]));
-  }
-  rss_for_object(k, mm, vma) += mapped;
+  if (status s = map_object_words(k, mm, vma, base, nullptr, map, seen, false); !s.ok()) return s;
   d->slot[slot] = k.store.compact_blocks(full_blocks);
   ++d->nr_used;
   return {};
@@ -644,13 +671,14 @@ status windows_table(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, 
 // not matter, only which windows they reach (bit i of `windows`: entries [i * n, i * n + n)):
 // each is one fault that maps all of its window, and the table is a compact value of full
 // blocks. *done false, nothing changed, when the table is not such a table. Same REQUIRES
-// as read_fault_run, and the new table counted in *new_tables likewise.
+// as read_fault_run (its reclaim point is the caller's), and the new table counted in
+// *new_tables likewise.
 status read_fault_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, uint32_t windows,
                           uint64_t* new_tables, bool* done) {
   *done = false;
   const around_windows aw = around_of(k, vma, base);
-  if (!windows || !windows_geometry(k, vma, base, aw) || !table_all_cached(k, vma, base)) return {};
-  reclaim_point(k, fault_reclaim_need(k));  // a no-op (REQUIRES), as in read_fault_run
+  if (!windows || !one_word_windows(k, aw) || !whole_block_windows(k, aw) || !object_word_aligned(k, vma, base)) return {};
+  if (uint64_t res[kMaxPteWords]; !table_residency(k, vma, base, res)) return {};
   bool oom = false;
   const int above = k.prof.paging.nr_levels - 2;
   pt_dir* d = dir_walk(k, mm, above, base, true, &oom);
@@ -670,18 +698,20 @@ status read_fault_by_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vadd
   *applied = false;
   if (vma.is_anon()) return {};  // (its object index is -1)
   const mem_object& obj = k.objects[vma.object];
-  const uint64_t around = k.prof.fault_around_bytes > k.geo.size() ? k.geo.pages(k.prof.fault_around_bytes) : 1;
-  // Windows of whole blocks, at most 32 of them to a table; fewer pages of the object out
-  // of the page cache than one per two tables (with more, few tables would be all cached,
-  // and the pass would only add work: under 1% random reads, the 690th reader of a segment
-  // is the first to find most of its tables so); a mask per table of the mapping, no more
-  // of them than the batch has pages.
+  const vaddr table0 = k.geo.table_base(map_base);
+  const around_windows aw = around_of(k, vma, table0);  // its window size is every table's
+  // Windows of whole blocks; fewer pages of the object out of the page cache than one per
+  // two tables (with more, few tables would be all cached, and the pass would only add
+  // work: under 1% random reads, the 690th reader of a segment is the first to find most
+  // of its tables so); a mask per table of the mapping, no more of them than the batch
+  // has pages.
   const uint64_t first = k.geo.index(map_base), tables = ((first + limit - 1) >> k.geo.index_bits()) + 1;
-  if (around % 16 || around > 64 || k.geo.entries > 512 ||
+  if (!whole_block_windows(k, aw) ||
       (obj.nr_pages - obj.nr_resident) * 2 * k.geo.entries > obj.nr_pages || tables > pages.size())
     return {};
   *applied = true;
-  const int window_shift = __builtin_ctzll(around);
+  reclaim_point(k, fault_reclaim_need(k));  // a no-op (REQUIRES), once for the pass's faults
+  const int window_shift = __builtin_ctz(aw.n);
   const uint8_t index_bits = k.geo.index_bits();
   const uint64_t entry_mask = k.geo.entries - 1;
   // The masks: 4 bytes a table, 600 KiB for a 300 GiB mapping, set at random; each is
@@ -697,7 +727,6 @@ status read_fault_by_windows(kernel& k, mm_struct& mm, vm_area_struct& vma, vadd
   // picks out their pages reads it, not the masks).
   std::vector<uint64_t> left((tables + 63) / 64, 0);
   uint64_t nr_left = 0;
-  const vaddr table0 = k.geo.table_base(map_base);
   for (uint64_t t = 0; t < tables; ++t) {
     if (!windows[t]) continue;
     bool done = false;
@@ -742,9 +771,7 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
   const bool anon = vma.is_anon();
   const around_windows aw = around_of(k, vma, base);
   const table_view tv = view_of(k);
-  // With the table inside the VMA and a window of at most 64 entries (a power of two),
-  // every window is an aligned block of one word.
-  const bool word_windows = aw.first == 0 && aw.last == tv.entries && aw.n <= 64;
+  const bool word_windows = one_word_windows(k, aw);
   const uint64_t window_mask = aw.n >= 64 ? ~uint64_t{0} : (uint64_t{1} << aw.n) - 1;
   const uint32_t window_bits = 63 & ~(aw.n - 1);  // entry index within its word -> its window's first
   uint64_t pres[kMaxPteWords], res[kMaxPteWords], cache[kMaxPteWords], map[kMaxPteWords];
@@ -757,19 +784,14 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
     res[x] = anon ? 0 : resident_word(k, vma, base, x);
     cache[x] = map[x] = 0;
   };
-  // When the table's words are the object's words (entry 0 maps the first page of one),
-  // every word is read at the start instead, the residency a chunk of the bitmap at once.
-  const int64_t pg0 = anon ? -1 : object_pg0(k, vma, base, 0);
-  const bool whole_words = word_windows && pg0 >= 0 && pg0 % 64 == 0;
+  // When the table's words are the object's words, every word is read at the start
+  // instead, the residency a chunk of the bitmap at once.
+  const bool whole_words = word_windows && !anon && object_word_aligned(k, vma, base);
   if (whole_words) {
-    const mem_object& obj = k.objects[vma.object];
-    if (obj.nr_resident == obj.nr_pages && uint64_t(pg0) + tv.entries <= obj.nr_pages) fill_words(res, tv.nwords, ~uint64_t{0});
-    else obj.resident.words(uint64_t(pg0) / 64, tv.nwords, res);
+    const bool all_cached = table_residency(k, vma, base, res);
     // A new table whose pages are all cached, with windows of whole 16-entry blocks: its
     // windows decide it (read_fault_windows).
-    uint64_t all = ~uint64_t{0};
-    for (uint32_t x = 0; x < tv.nwords; ++x) all &= res[x];
-    if (!t && all == ~uint64_t{0} && windows_geometry(k, vma, base, aw)) {
+    if (!t && all_cached && whole_block_windows(k, aw)) {
       const int window_shift = __builtin_ctz(aw.n);
       uint32_t windows = 0;  // at most 512 / 16 of them
       for (size_t j = 0; j < n; ++j) windows |= 1u << (idx[j] >> window_shift);
@@ -831,19 +853,8 @@ status read_fault_run(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base,
   }
   k.faults += faults;
   mm.min_flt += faults;
-  if (!anon) {
-    // map_object_word's steps, the PTEs set for the whole table at once below. With no
-    // per-page rmap state (REQUIRES) every page gets its mapping.
-    uint64_t mapped = 0;
-    for (uint32_t x = seen; x; x &= x - 1) {
-      const auto w = uint32_t(__builtin_ctz(x));
-      if (cache[w] && !make_resident_word(k, vma, base, w, cache[w])) return oom_status(k, "a page-cache page", gfp_zone::highuser);
-      uint64_t done = 0;
-      if (map[w] && !rmap_add_object_word(k, vma.object, object_pg0(k, vma, base, w), map[w], done)) return pte_chain_enomem(k);
-      mapped += uint64_t(popcount64(map[w]));
-    }
-    if (!t || !t->shared_pt) rss_for_object(k, mm, vma) += mapped;  // as map_object_word
-  }
+  if (!anon)
+    if (status s = map_object_words(k, mm, vma, base, cache, map, seen, t && t->shared_pt); !s.ok()) return s;
   // The table as the run leaves it: a compact value when it can be one.
   if (!t) {
     d->slot[slot] = k.store.new_table(map, seen);

@@ -367,11 +367,11 @@ void pt_store::set_present_words(pte_table* t, const uint64_t* m, uint32_t words
       n += popcount64(m[w]);
     }
     const uint64_t blocks = t->pk_.blocks | add;
-    if (popcount64(blocks) <= kPackedBlocks && !t->pk_.blocks) {
-      fill_packed(t, m, blocks, uint32_t(n));  // an empty table: no old blocks to merge
-      return;
-    }
     if (popcount64(blocks) <= kPackedBlocks) {
+      if (!t->pk_.blocks) {
+        fill_packed(t, m, blocks, uint32_t(n));  // an empty table: no old blocks to merge
+        return;
+      }
       // The union of the old blocks and the new, in block order (invariant 7).
       uint16_t mask[kPackedBlocks] = {};
       int pos = 0, old = 0;
