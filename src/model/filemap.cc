@@ -18,7 +18,7 @@ bool indexed(const kernel& k, const mem_object& o) {
 
 // Whether word w lies in a shmem THP folio (its pages are one entry of a level-2 node).
 bool in_folio(const kernel& k, const mem_object& o, uint64_t w) {
-  return mem_object::test_bit(o.huge_folio, w * 64 / k.geo.entries);
+  return mem_object::test_bit(o.huge_folio, (w * 64) >> k.geo.index_bits());
 }
 
 void ensure_levels(page_cache_tree& t, uint8_t h) {
@@ -33,19 +33,31 @@ void ensure_levels(page_cache_tree& t, uint8_t h) {
   }
 }
 
+// The levels of a tree whose indices are 64-bit (page_cache_height of ~0).
+constexpr uint32_t kMaxHeight = (64 + kShift - 1) / kShift;
+
+// radix_tree_preload()'s per-CPU pool: node objects allocated before an insertion, so that
+// it cannot fail half-way. An extension or a path needs at most kMaxHeight of them.
+struct node_pool {
+  slab_object obj[kMaxHeight];
+  uint32_t n = 0;
+  [[nodiscard]] bool empty() const { return n == 0; }
+  slab_object take() { return obj[--n]; }
+};
+
 // The radix_tree_preload() of one insertion: up to `n` node objects, all or none.
-bool preload(kernel& k, std::vector<slab_object>& pool, uint64_t n) {
-  while (pool.size() < n) {
+bool preload(kernel& k, node_pool& pool, uint64_t n) {
+  if (n > kMaxHeight) return false;  // cannot happen: no path is longer than the tallest tree
+  while (pool.n < n) {
     auto o = kmem_alloc(k, kmem_kind::radix_tree_node);
     if (!o) return false;
-    pool.push_back(*o);
+    pool.obj[pool.n++] = *o;
   }
   return true;
 }
 
-void node_new(page_cache_tree& t, std::vector<slab_object>& pool, uint32_t l, uint64_t g) {
-  t.node[l - 1].at(g) = pack(pool.back());
-  pool.pop_back();
+void node_new(page_cache_tree& t, node_pool& pool, uint32_t l, uint64_t g) {
+  t.node[l - 1].at(g) = pack(pool.take());
   ++t.nr[l - 1];
 }
 
@@ -62,7 +74,7 @@ bool node_exists(const page_cache_tree& t, uint32_t l, uint64_t g) {
 
 // Slot of word w becomes used (w was empty): the level-1 node when `leaf`, then each
 // level's count, building the nodes a first entry needs.
-void link_word(page_cache_tree& t, std::vector<slab_object>& pool, uint64_t w, bool leaf) {
+void link_word(page_cache_tree& t, node_pool& pool, uint64_t w, bool leaf) {
   if (t.height == 0) return;
   if (leaf) node_new(t, pool, 1, w);
   for (uint32_t l = 2; l <= t.height; ++l) {
@@ -97,7 +109,7 @@ uint64_t path_need(const page_cache_tree& t, uint64_t w, bool leaf) {
 
 // radix_tree_extend / xas_expand: the tree grows to height h (> t.height). The old
 // contents sit under slot 0 of every new level.
-void extend(mem_object& o, std::vector<slab_object>& pool, uint8_t h) {
+void extend(mem_object& o, node_pool& pool, uint8_t h) {
   page_cache_tree& t = o.tree;
   const uint8_t old = t.height;
   ensure_levels(t, h);
@@ -143,15 +155,20 @@ void note_cached(kernel& k, uint64_t n) {
 
 // The index part of adding `bits` to word w (frames already had): the extension and the
 // path, each preloaded with exactly the nodes it builds. false (the index as before) when
-// a node could not be had.
+// a node could not be had. The word is looked up once, for writing: a failure can leave
+// its bitmap chunk allocated (zero, so nothing reads it as cached; host memory only).
 bool index_word(kernel& k, mem_object& o, uint64_t w, uint64_t bits, bool leaf) {
   page_cache_tree& t = o.tree;
-  const bool was_empty = o.resident.word(w) == 0;
+  uint64_t& word = o.resident.word_ref(w);
   const uint8_t h = page_cache_height(w * 64 + 63 - uint64_t(__builtin_clzll(bits)));
-  std::vector<slab_object> pool;
+  if (word != 0 && h <= t.height) {  // the path to word w is there already
+    word |= bits;
+    return true;
+  }
+  const bool was_empty = word == 0;
+  node_pool pool;
   auto give_back = [&] {
-    for (slab_object x : pool) kmem_free(k, kmem_kind::radix_tree_node, x);
-    pool.clear();
+    while (!pool.empty()) kmem_free(k, kmem_kind::radix_tree_node, pool.take());
   };
   if (h > t.height) {
     const uint64_t need = t.height == 0 ? (o.resident.test(0) ? h : 0) : uint64_t(h - t.height);
@@ -169,7 +186,7 @@ bool index_word(kernel& k, mem_object& o, uint64_t w, uint64_t bits, bool leaf) 
     }
     link_word(t, pool, w, leaf);
   }
-  o.resident.word_ref(w) |= bits;
+  word |= bits;
   return true;
 }
 

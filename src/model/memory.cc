@@ -87,11 +87,9 @@ uint64_t resident_word(const kernel& k, const vm_area_struct& vma, vaddr base, u
   return object_bits_word(k, vma, base, w, obj.resident, obj.nr_resident == obj.nr_pages ? obj.nr_pages : 0);
 }
 
-// Puts the object page behind entry i into the page cache (filemap.h).
+// Puts the object page behind entry i, not cached, into the page cache (filemap.h).
 bool make_resident(kernel& k, const vm_area_struct& vma, vaddr base, uint32_t i) {
-  const mem_object& obj = k.objects[vma.object];
-  const uint64_t pg = vma.pgoff_at(base + (vaddr{i} << k.geo.shift), k.geo.shift);
-  if (obj.is_resident(pg)) return true;
+  const uint64_t pg = object_pg(k, vma, base, i);
   return add_to_page_cache_word(k, vma.object, pg / 64, uint64_t{1} << (pg % 64));
 }
 

@@ -148,12 +148,18 @@ class sparse_array {
   }
   const T* find(uint64_t key) const {
     if (key == last_key_) return last_;
-    if (key < dir_.size()) return dir_[key].get();
-    const auto it = chunks_.find(key);
-    if (it == chunks_.end()) return nullptr;
-    last_key_ = key;  // a read caches too: the next word is almost always in this chunk
-    last_ = it->second.get();
-    return last_;
+    T* c = key < dir_.size() ? dir_[key].get() : nullptr;
+    if (!c && key >= dir_.size() && !chunks_.empty()) {
+      const auto it = chunks_.find(key);
+      if (it != chunks_.end()) c = it->second.get();
+    }
+    // A read caches too (an absent chunk is never cached: at() would write through it):
+    // the next word is almost always in this chunk, and a write often follows the read.
+    if (c) {
+      last_key_ = key;
+      last_ = c;
+    }
+    return c;
   }
   std::vector<std::unique_ptr<T[]>> dir_;  // chunks [0, dir_.size()), when small
   uint64_t dir_want_ = 0;                  // the directory's size once anything is written
