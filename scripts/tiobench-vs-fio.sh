@@ -19,12 +19,14 @@
 #   usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB (1024)] [THREADS (2)] [ROUNDS (4)] [RANDOM_OPS (16000)] [GATE]
 # Exit: 0 agree, 1 disagree, 2 usage, 77 skipped (fio, python3 or a C compiler missing,
 # or not root).
-# GATE (a factor, e.g. 3): the table still marks each row against 15%, but the exit code
-# is 1 only for a row beyond GATE either way. ctest runs it so (GATE 3): on this host a
-# cold mapped sequential read lands in one of two modes, ~1,100 or ~2,700 MiB/s, round by
-# round, for either tool (BENCHMARKS.md), so a best of four is off by up to 2.5x when one
-# tool draws the low mode four times; a test CI depends on cannot carry that, while a
-# cache left warm (cached mapped reads run ~10,000 MiB/s) is still off by more than 3x.
+# GATE (a factor, e.g. 3): the table still marks each row (best of the rounds) against
+# 15%, but the exit code is 1 only for a row whose median of the rounds is beyond GATE
+# either way. ctest runs it so (GATE 3, three rounds): on this host a cold mapped
+# sequential read lands in one of two modes, ~1,100 or ~2,700 MiB/s, round by round, for
+# either tool (BENCHMARKS.md), so the two tools' figures can be 2.5x apart; and now and
+# then the hypervisor serves a whole round from its own cache (4,000-4,700 MiB/s), which
+# a best of the rounds takes and a median of three does not. A cache left warm in the
+# guest (cached mapped reads run ~10,000 MiB/s, every round) is still off by more than 3x.
 set -euo pipefail
 VMLAB=${1:?usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB] [THREADS] [ROUNDS] [RANDOM_OPS]}
 TOTAL_MB=${2:-1024}
@@ -133,7 +135,7 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 
 python3 - "$OUT" "$ROUNDS" "$TOL" "$GATE" <<'PY'
-import json, sys, os
+import json, sys, os, statistics
 out, rounds, tol, gate = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 def vmlab(mode, test):
     runs = []
@@ -152,15 +154,17 @@ for mode, engine in (("read", "psync"), ("mmap", "mmap")):
     for test, kind, label in (("read", "seq", "sequential read"), ("random_read", "rand", "random read")):
         vr, fr = vmlab(mode, test), fio(mode, kind)
         v, f = max(vr), max(fr)
-        print(f"# {label} ({mode}): vmlab " + " ".join(f"{x:.0f}" for x in vr) + ", fio " + " ".join(f"{x:.0f}" for x in fr))
+        median = statistics.median(vr) / statistics.median(fr) if min(fr) else float("inf")
+        print(f"# {label} ({mode}): vmlab " + " ".join(f"{x:.0f}" for x in vr) + ", fio " + " ".join(f"{x:.0f}" for x in fr)
+              + f"; medians' ratio {median:.3f}")
         ratio = v / f if f else float("inf")
         ok = abs(ratio - 1) <= tol
-        bad += not ok if not gate else not (1 / gate <= ratio <= gate)
+        bad += not ok if not gate else not (1 / gate <= median <= gate)
         rows.append((f"{label} ({'mmap' if mode == 'mmap' else 'pread'})", v, f"fio {engine}", f, ratio, ok))
 print(f"{'test':<24} {'vmlab MiB/s':>12}  {'engine':<10} {'fio MiB/s':>10}  {'vmlab/fio':>9}")
 for label, v, eng, f, ratio, ok in rows:
     print(f"{label:<24} {v:>12.1f}  {eng:<10} {f:>10.1f}  {ratio:>9.3f}  {'ok' if ok else 'DIFFERS by more than %d%%' % round(tol * 100)}")
 if gate:
-    print(f"# gate: every vmlab/fio ratio within {1 / gate:.2f}-{gate:.2f}: {'yes' if not bad else 'NO'}")
+    print(f"# gate: every medians' ratio vmlab/fio within {1 / gate:.2f}-{gate:.2f}: {'yes' if not bad else 'NO'}")
 sys.exit(1 if bad else 0)
 PY
