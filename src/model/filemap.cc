@@ -1,6 +1,8 @@
 #include "model/filemap.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "model/kernel.h"
 
@@ -286,17 +288,21 @@ void filemap_dirty_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
 
 uint64_t filemap_write_and_wait(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
   mem_object& o = k.objects[size_t(obj)];
-  if (!o.nr_dirty) return 0;
+  if (!o.nr_dirty || n == 0) return 0;
+  const uint64_t end = std::min(pg + n, o.nr_pages);
+  if (pg >= end) return 0;
+  // The dirty words of the range, found through the bitmap's written chunks: an fsync of
+  // a 1 PiB file with one dirty page costs that page, not the file's size.
+  std::vector<std::pair<uint64_t, uint64_t>> words;
+  o.dirty.for_each_word_in(pg / 64, (end - 1) / 64 + 1, [&](uint64_t w, uint64_t bits) {
+    if (w * 64 < pg) bits &= ~uint64_t{0} << (pg - w * 64);
+    if (end - w * 64 < 64) bits &= (uint64_t{1} << (end - w * 64)) - 1;
+    if (bits) words.emplace_back(w, bits);
+  });
   // __filemap_fdatawrite_range: each dirty page is cleared for I/O and set under
   // writeback; filemap_fdatawait_range: the writeback ends (no clock: at once).
   uint64_t done = 0;
-  const uint64_t end = std::min(pg + n, o.nr_pages);
-  for (uint64_t w = pg / 64; w * 64 < end; ++w) {
-    uint64_t bits = o.dirty.word(w);
-    if (!bits) continue;
-    if (w * 64 < pg) bits &= ~uint64_t{0} << (pg - w * 64);
-    if (end - w * 64 < 64) bits &= (uint64_t{1} << (end - w * 64)) - 1;
-    if (!bits) continue;
+  for (const auto& [w, bits] : words) {
     o.dirty.word_ref(w) &= ~bits;
     o.writeback.word_ref(w) |= bits;
     const uint64_t c = uint64_t(popcount64(bits));
@@ -306,10 +312,8 @@ uint64_t filemap_write_and_wait(kernel& k, int32_t obj, uint64_t pg, uint64_t n)
     k.fm.nr_writeback += c;
     done += c;
   }
-  for (uint64_t w = pg / 64; w * 64 < end; ++w) {
-    const uint64_t bits = o.writeback.word(w);
-    if (!bits) continue;
-    o.writeback.word_ref(w) = 0;
+  for (const auto& [w, bits] : words) {
+    o.writeback.word_ref(w) &= ~bits;
     const uint64_t c = uint64_t(popcount64(bits));
     o.nr_writeback -= c;
     k.fm.nr_writeback -= c;

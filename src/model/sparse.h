@@ -118,6 +118,19 @@ class sparse_array {
     std::sort(keys.begin(), keys.end());
     for (uint64_t key : keys) f(key * kChunk, static_cast<const T*>(chunks_.at(key).get()));
   }
+  // Calls f(first_index, chunk) for every allocated chunk whose key lies in [lo, hi), in
+  // index order: a walk whose cost follows the chunks written, not the range.
+  template <class F>
+  void for_each_chunk_in(uint64_t lo, uint64_t hi, F&& f) const {
+    for (uint64_t key = lo; key < std::min<uint64_t>(hi, dir_.size()); ++key)
+      if (dir_[key]) f(key * kChunk, static_cast<const T*>(dir_[key].get()));
+    if (chunks_.empty() || hi <= dir_.size()) return;
+    std::vector<uint64_t> keys;
+    for (const auto& [key, c] : chunks_)
+      if (key >= lo && key < hi) keys.push_back(key);
+    std::sort(keys.begin(), keys.end());
+    for (uint64_t key : keys) f(key * kChunk, static_cast<const T*>(chunks_.at(key).get()));
+  }
   [[nodiscard]] size_t nr_chunks() const { return chunks_.size() + nr_dir_; }
   // Host bytes: the chunks and the hash map's nodes and buckets (an estimate of the
   // latter: a node holds the key, the pointer and the next pointer).
@@ -212,6 +225,16 @@ class sparse_bitmap {
   void for_each_word(F&& f) const {
     words_.for_each_chunk([&](uint64_t first, const uint64_t* c) {
       for (uint64_t j = 0; j < kWords; ++j)
+        if (c[j]) f(first + j, c[j]);
+    });
+  }
+  // Calls f(w, bits) for every non-zero word w in [w_begin, w_end), in order; the cost
+  // follows the chunks written, not the range.
+  template <class F>
+  void for_each_word_in(uint64_t w_begin, uint64_t w_end, F&& f) const {
+    if (w_begin >= w_end) return;
+    words_.for_each_chunk_in(w_begin / kWords, (w_end - 1) / kWords + 1, [&](uint64_t first, const uint64_t* c) {
+      for (uint64_t j = std::max(first, w_begin) - first; j < kWords && first + j < w_end; ++j)
         if (c[j]) f(first + j, c[j]);
     });
   }

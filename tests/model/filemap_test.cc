@@ -212,6 +212,24 @@ TEST(Filemap, WriteDirtiesFsyncCleans) {
   EXPECT_EQ(k->check_invariants(), "");
 }
 
+// fsync walks the dirty pages, not the file: a 1 EiB file (2^48 pages; a walk word by
+// word would not end) with three dirty pages, at the start, in the middle and at the end,
+// each in its own chunk of the dirty bitmap.
+TEST(Filemap, FsyncOfAHugeSparseFileWalksItsDirtyPages) {
+  constexpr bytes kEiB = bytes{1} << 60;
+  auto k = boot("linux-6.18", kEiB);
+  ASSERT_TRUE(k);
+  ASSERT_TRUE(k->spawn(1).ok());
+  for (bytes off : {bytes{0}, kEiB / 2 + 3 * kPage, kEiB - kPage})
+    ASSERT_TRUE(k->file_io(ops::write(1, kFile, off, kPage)).ok());
+  EXPECT_EQ(k->meminfo_now().dirty, 3 * kPage);
+  ASSERT_TRUE(k->fsync(1, kFile).ok());
+  EXPECT_EQ(k->meminfo_now().dirty, 0u);
+  EXPECT_EQ(k->meminfo_now().writeback, 0u);
+  EXPECT_EQ(k->meminfo_now().cached, 3 * kPage);
+  EXPECT_EQ(k->check_invariants(), "");
+}
+
 // Writes through a shared file mapping dirty the pages; msync writes them back.
 TEST(Filemap, MappedWritesDirtyMsyncCleans) {
   auto k = boot("linux-6.18");
