@@ -75,6 +75,9 @@ int run_tiobench_on_sim(opts& o) {
   sim::tiobench_sim_options so;
   if (!o.profile.empty()) so.profile = o.profile;
   if (!o.device.empty()) so.device = o.device;
+  if (o.memory_mb >> 44)
+    return report_error(status::invalid_argument("--memory " + std::to_string(o.memory_mb) +
+                                                 " MiB is 16 EiB or more: past 64-bit byte counts"));
   so.memory_bytes = o.memory_mb << 20;
   if (!o.size_given) {
     auto p = find_profile(so.profile);

@@ -124,6 +124,22 @@ const command kCommands[] = {
     {"cleanup", "Undo what a killed live run left on this host (settings it changed, stray workers)", add_cleanup},
 };
 
+// CLI11 reads "-5" into an unsigned option as 2^64 - 5 (strtoull's wrap), so every
+// unsigned option (CLI11 names its type UINT) refuses a leading minus: a count or a size
+// is never negative, and a wrapped one ran an estimate of 18446744073709551611 processes.
+void refuse_negative_counts(CLI::App& app) {
+  static const CLI::Validator not_negative(
+      [](std::string& text) -> std::string {
+        const size_t at = text.find_first_not_of(" \t");
+        return at != std::string::npos && text[at] == '-' ? "'" + text + "' is negative: give a whole number of 0 or more"
+                                                          : std::string{};
+      },
+      "", "NOT_NEGATIVE");
+  for (CLI::Option* opt : app.get_options())
+    if (opt->get_type_name() == "UINT") opt->check(not_negative);
+  for (CLI::App* sub : app.get_subcommands({})) refuse_negative_counts(*sub);
+}
+
 }  // namespace
 }  // namespace vmlab::cli
 
@@ -144,6 +160,7 @@ int main(int argc, char** argv) {
   for (const auto& c : kCommands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
     subs.emplace_back(sub, c.add(*sub));
+    refuse_negative_counts(*sub);
   }
   // An unknown subcommand: say so, with the closest one, rather than CLI11's "A subcommand
   // is required".

@@ -647,6 +647,23 @@ result<tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tiobench_sim
   const block::cpu_cost* sub = block::find_cpu_cost("readahead_page", o.cpu);
   if (!copy || !fault || !sub) return status::invalid_argument("no CPU cost table for machine '" + o.cpu + "'");
   const uint64_t memory = o.memory_bytes ? o.memory_bytes : p->default_memory;
+  // The page cache the machine leaves (as tiobench_sim's constructor sizes it) must hold
+  // each thread's read-around cluster: the unit a fault reads, and what the threads have
+  // in flight at once. Below that the run cannot proceed (a thread would wait for a
+  // frame no one frees), as a 2.4 kernel in that little memory would not boot.
+  {
+    const uint64_t page = p->paging.page_size();
+    const uint64_t reserved = memory / page * p->objs.struct_page + p->objs.kernel_image;
+    uint64_t cache = (memory - std::min(memory, reserved)) / page;
+    if (o.free_bytes) cache = std::min(cache, o.free_bytes / page);
+    const uint64_t need = uint64_t(s.threads) << page_cluster_24(memory, page);
+    if (cache < need)
+      return status::invalid_argument(
+          "a " + std::to_string(memory >> 20) + " MiB machine" +
+          (o.free_bytes ? " with " + std::to_string(o.free_bytes >> 20) + " MiB free" : std::string{}) + " leaves " +
+          std::to_string(cache) + " page-cache pages after mem_map and the kernel image; " + std::to_string(s.threads) +
+          " thread(s) need at least " + std::to_string(need) + " (a read-around cluster each): give more --memory");
+  }
   tiobench_sim sim(s, p.value(), std::move(dev), {copy->ns, fault->ns, sub->ns}, memory, o.free_bytes,
                    kTiotestBuilds[size_t(o.tiotest)]);
   auto tests = sim.run();

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "model/rmap.h"
+#include "workload/scenario_spec.h"
 
 namespace vmlab {
 namespace {
@@ -279,6 +280,13 @@ result<estimate_figures> estimate_design(const kernel_profile& p, const estimate
     return status::invalid_argument(fmt::format("--touched must be more than 0% and at most 100%, not {}%", s.touched * 100));
   if (d.spec.shared == shared_pages::hugetlb && p.paging.leaf_index(d.spec.hugetlb_page) < 0)
     return status::invalid_argument(p.name + " has no hugetlb pages of " + page_size_label(d.spec.hugetlb_page));
+  if (s.processes > kPidMaxLimit)
+    return status::invalid_argument(fmt::format("--processes {}: Linux runs at most {} processes (PID_MAX_LIMIT, "
+                                                "include/linux/threads.h)", s.processes, kPidMaxLimit));
+  // Checked before the layout rounds them up, which would wrap past 2^64.
+  if (s.shared > p.paging.task_size || s.private_bytes > p.paging.task_size)
+    return status::invalid_argument(fmt::format("{} bytes shared and {} private do not fit in {}'s user address space "
+                                                "({} bytes)", s.shared, s.private_bytes, p.name, p.paging.task_size));
   estimate_figures e;
   e.d = d;
   e.page_size = p.paging.page_size();
@@ -286,7 +294,19 @@ result<estimate_figures> estimate_design(const kernel_profile& p, const estimate
   if (L.shared.end > p.paging.task_size || L.priv.end > p.paging.task_size || L.shared.start < kMmapMinAddr)
     return status::invalid_argument(fmt::format("{} bytes shared and {} private do not fit in {}'s user address space "
                                                 "({} bytes)", s.shared, s.private_bytes, p.name, p.paging.task_size));
+  // Every total must fit the 64-bit byte counts (and the machine estimate_scenario sizes
+  // for it, below 2^62): N address spaces, N private areas, N pte_chains per shared page.
   count_tables(p, s, L, e);
+  const auto n = static_cast<long double>(s.processes);  // a bound: no need for exact sums
+  const long double need = n * static_cast<long double>(e.proc_table_bytes) +
+                           n * static_cast<long double>(round_up(s.private_bytes, p.paging.pte().table_span())) +
+                           static_cast<long double>(round_up(s.shared, GiB)) +
+                           n * static_cast<long double>(L.small_shared_pages) * p.objs.slab.cache_line;
+  if (need >= 0x1p62L)
+    return status::invalid_argument(fmt::format("{} processes with {} bytes shared and {} private each need more than "
+                                                "4 EiB of memory and page tables: no machine, and past vmlab's 64-bit "
+                                                "byte counts",
+                                                s.processes, s.shared, s.private_bytes));
   count_slabs(p, s, L, e);
   return e;
 }

@@ -110,5 +110,29 @@ TEST(EstimateCli, BadInputIsExit2WithAMessage) {
   EXPECT_NE(big.err.find("do not fit"), std::string::npos) << big.err;
 }
 
+// Numbers that would wrap past 2^64 are refused, not printed as figures: a negative count
+// (strtoull reads "-5" as 2^64 - 5), more processes than Linux can run, a shape whose
+// totals pass 64-bit byte counts, sizes that a round-up would wrap to nothing.
+TEST(EstimateCli, NumbersThatWouldWrapAreRefused) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--processes", "-5", "--shared", "5GB"}, "--processes: '-5' is negative"},
+      {{"--processes", "4000000000", "--shared", "64TiB"}, "at most 4194304 processes (PID_MAX_LIMIT"},
+      {{"--processes", "4000000", "--shared", "64TiB"}, "need more than 4 EiB"},
+      {{"--processes", "10", "--shared", "18446744073709551615"}, "do not fit in linux-6.18's user address space"},
+      {{"--processes", "2", "--shared", "1GB", "--private", "18446744073709551615"}, "do not fit"},
+  };
+  for (const auto& [extra, message] : cases) {
+    std::vector<std::string> args = {"estimate"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const cli_result r = run_vmlab(args);
+    SCOPED_TRACE(extra[1]);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
+  // The largest count Linux allows still gives figures.
+  EXPECT_EQ(run_vmlab({"estimate", "--processes", "4194304", "--shared", "16TiB"}).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace vmlab

@@ -78,6 +78,11 @@ TEST_F(TiobenchCli, BadOptionsExit2WithTheReason) {
   expect_usage_error({"--size", "8", "--engine", "both"}, "--engine");
   expect_usage_error({"--size", "lots"}, "--size");
   expect_usage_error({"--size", "1", "--threads", "300"}, "less than one 4096-byte block per thread");
+  expect_usage_error({"--size", "8", "--random", "-1"}, "--random: '-1' is negative");  // not 2^64 - 1 ops
+  // A sim machine too small for a page cache (it crashed with SIGSEGV), or past 64 bits.
+  expect_usage_error({"--size", "8", "--engine", "sim", "--mmap", "--memory", "1"},
+                     "a 1 MiB machine leaves 0 page-cache pages after mem_map and the kernel image");
+  expect_usage_error({"--engine", "sim", "--mmap", "--memory", "18446744073709551615"}, "16 EiB or more");
   if (::geteuid() != 0) expect_usage_error({"--size", "8", "--drop-caches"}, "needs root");
   // -o that cannot be written fails before the benchmark runs, not after it.
   expect_usage_error({"--size", "8", "-o", "/nonexistent/vmlab/out.json"},
