@@ -18,6 +18,12 @@ result<std::vector<compare_variant>> run_variants(const std::string& scenario, c
   for (const auto& text : variants) {
     auto v = parse_variant(text);
     if (!v.ok()) return v.error();
+    // Labels name the columns (and the CSV's keys): two alike would show one variant twice
+    // or, in CSV, one column for both.
+    for (const compare_variant& seen : vs)
+      if (seen.label == v->label)
+        return status::invalid_argument("--variant \"" + text + "\": the label '" + v->label +
+                                        "' is already another variant's; give each its own");
     std::vector<std::string> all = settings;  // --set first, then the variant's own
     all.insert(all.end(), v->settings.begin(), v->settings.end());
     auto in = load_input(scenario, false, all);
@@ -65,9 +71,9 @@ action add_compare(CLI::App& app) {
                              : f == "csv" ? to_csv(compare_csv_rows(vs.value()), compare_csv_columns(vs.value()))
                                           : format_compare(o->scenario, vs.value(), "compare", o->out.sizes());
     if (int rc = write_output(o->out, text); rc) return rc;
-    for (const auto& v : vs.value())
-      if (!v.result.failures.empty()) return 1;
-    return 0;
+    int rc = 0;
+    for (const auto& v : vs.value()) rc |= report_ended_early(v.result, o->out, "variant '" + v.label + "' ");
+    return rc;
   };
 }
 

@@ -152,8 +152,7 @@ action add_run(CLI::App& app) {
       text = format_table(r.value(), o->verbose, o->out.sizes());
     }
     if (int rc = write_output(o->out, text); rc) return rc;
-    // A run the simulated (or real) kernel cut short is a finding, not a success.
-    return r->failures.empty() ? 0 : 1;
+    return report_ended_early(r.value(), o->out);
   };
 }
 

@@ -77,6 +77,12 @@ int write_output(const output_options& o, const std::string& text);
 // "vmlab: <message>" on stderr: what a live run tells the user while it goes on.
 void say_to_stderr(const std::string& message);
 
+// A run the kernel cut short is a finding, not a success: exit status 1 (0 when the run
+// reached its end). The table says so in its text ("RUN ENDED EARLY"); under JSON or CSV,
+// which a script reads (and CSV has no place for it), each failure also goes to standard
+// error: "vmlab: <who>ended early at op N `op`: error".
+int report_ended_early(const run_result& r, const output_options& out, const std::string& who = "the run ");
+
 // Parses "64MiB"-style --max-memory (or `option`) values; 0 when empty.
 result<bytes> parse_memory_option(const std::string& text, const std::string& option = "--max-memory");
 

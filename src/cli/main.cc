@@ -82,6 +82,13 @@ void add_variant_option(CLI::App& app, std::vector<std::string>& variants) {
 
 void say_to_stderr(const std::string& message) { std::cerr << "vmlab: " << message << "\n"; }
 
+int report_ended_early(const run_result& r, const output_options& out, const std::string& who) {
+  if (out.chosen() != "table")
+    for (const op_failure& f : r.failures)
+      say_to_stderr(who + "ended early at op " + std::to_string(f.op_index) + " `" + f.op_text + "`: " + f.error);
+  return r.failures.empty() ? 0 : 1;
+}
+
 result<bytes> parse_memory_option(const std::string& text, const std::string& option) {
   if (text.empty()) return bytes{0};
   auto r = parse_size(text);

@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -758,6 +759,9 @@ result<op_stream> parse_trace(std::string_view text, const std::string& name) {
 }
 
 result<op_stream> load_trace(const std::string& path) {
+  // A directory opens as a stream and reads as nothing: an empty trace that runs no op.
+  if (std::error_code ec; std::filesystem::is_directory(path, ec))
+    return status::invalid_argument("trace file '" + path + "' is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) return status::invalid_argument("cannot open trace file '" + path + "'");
   std::ostringstream buf;

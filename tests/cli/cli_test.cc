@@ -680,6 +680,13 @@ TEST_F(CliRun, OutOfMemoryEndsTheRunEarly) {
 
   const auto rj = run_vmlab({"run", f, "--json"});
   EXPECT_EQ(rj.exit_code, 1);
+  // Under JSON and CSV (which has no column for it) the failure also goes to stderr.
+  const std::string said = "vmlab: the run ended early at op 2 `touch 1 heap off=0 len=134217728 write`: ENOMEM";
+  EXPECT_EQ(rj.err.rfind(said, 0), 0u) << rj.err;
+  const auto rc = run_vmlab({"run", f, "--format", "csv"});
+  EXPECT_EQ(rc.exit_code, 1);
+  EXPECT_EQ(rc.err.rfind(said, 0), 0u) << rc.err;
+  EXPECT_EQ(rc.out.rfind("name,op_index,", 0), 0u) << rc.out;
   const json j = parse_json(rj.out);
   EXPECT_EQ(j.at("completed"), false);
   ASSERT_EQ(j.at("failures").size(), 1u);

@@ -119,6 +119,13 @@ TEST(CliCompare, BadVariantsAreUsageErrors) {
             std::string::npos)
       << bad.err;
   EXPECT_EQ(bad.out, "");
+  // Two variants under one label would share a column (in CSV, one column for both).
+  const auto twice = run_vmlab({"compare", "examples/oltp-small", "--variant", "a:", "--variant", "a: group.db.count=2",
+                                "--format", "csv"});
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_EQ(twice.err, "vmlab: error: --variant \"a: group.db.count=2\": the label 'a' is already another variant's; "
+                       "give each its own\n");
+  EXPECT_EQ(twice.out, "");
 }
 
 TEST(CliCompare, AVariantTheKernelRefusesIsExit1WithTheReason) {

@@ -482,5 +482,14 @@ TEST(LoadTrace, MissingFile) {
   EXPECT_EQ(r.error().exit_code(), 2);
 }
 
+// A directory opens as a stream and reads as nothing; it used to run as an empty trace.
+TEST(LoadTrace, ADirectoryIsNotATrace) {
+  const std::string dir = ::testing::TempDir();
+  result<op_stream> r = load_trace(dir);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message(), "trace file '" + dir + "' is a directory");
+  EXPECT_EQ(r.error().exit_code(), 2);
+}
+
 }  // namespace
 }  // namespace vmlab
