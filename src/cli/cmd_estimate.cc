@@ -38,14 +38,14 @@ result<bytes> parse_size_option(const std::string& option, const std::string& te
   return r;
 }
 
-std::string design_names(const std::vector<estimate_figures>& all) {
+std::string design_names(const std::vector<design>& all) {
   std::string s;
-  for (const auto& e : all) s += (s.empty() ? "" : ", ") + e.d.label;
+  for (const auto& d : all) s += (s.empty() ? "" : ", ") + d.label;
   return s;
 }
 
 // The design --page-size and --sharing pick, by what it changes (its spec), not its label.
-result<size_t> pick_design(const kernel_profile& p, const opts& o, const std::vector<estimate_figures>& all) {
+result<size_t> pick_design(const kernel_profile& p, const opts& o, const std::vector<design>& all) {
   if (o.sharing != "none" && o.sharing != "pmd-share")
     return status::invalid_argument("--sharing must be none or pmd-share, not '" + o.sharing + "'");
   const bool share = o.sharing == "pmd-share";
@@ -58,7 +58,7 @@ result<size_t> pick_design(const kernel_profile& p, const opts& o, const std::ve
     size = r.value();
   }
   for (size_t i = 0; i < all.size(); ++i) {
-    const design_spec& d = all[i].d.spec;
+    const design_spec& d = all[i].spec;
     const bool match = thp ? d.shared == shared_pages::shmem_thp || (d.shared == shared_pages::small && d.anon_thp)
                        : size == p.paging.page_size() ? d.shared == shared_pages::small && !d.anon_thp
                                                       : d.shared == shared_pages::hugetlb && d.hugetlb_page == size;
@@ -86,16 +86,19 @@ int run_estimate(const opts& o) {
   s.shared = shared.value();
   s.private_bytes = priv.value();
   s.touched = touched.value();
-  auto all = estimate_all(p, s);
-  if (!all.ok()) return report_error(all.error());
-  auto focus = pick_design(p, o, all.value());
+  if (status st = estimate_check_shape(p, s); !st.ok()) return report_error(st);
+  const std::vector<design> designs = designs_for(p, estimate_target(s));
+  auto focus = pick_design(p, o, designs);
   if (!focus.ok()) return report_error(focus.error());
+  // The scenario needs no figures: it is what to run where the closed form has none.
   if (o.scenario) {
-    auto text = scenario_with_settings(estimate_scenario(p, s), "estimate.toml", all->at(*focus).d.settings);
+    auto text = scenario_with_settings(estimate_scenario(p, s), "estimate.toml", designs[*focus].settings);
     if (!text.ok()) return report_error(text.error());
-    std::cout << "# vmlab estimate --scenario: design " << all->at(*focus).d.label << "\n" << text.value();
+    std::cout << "# vmlab estimate --scenario: design " << designs[*focus].label << "\n" << text.value();
     return 0;
   }
+  auto all = estimate_all(p, s);
+  if (!all.ok()) return report_error(all.error());
   if (o.json)
     std::cout << estimate_json(p, s, all.value(), *focus, memory.value()).dump(2) << "\n";
   else
@@ -110,7 +113,8 @@ action add_estimate(CLI::App& app) {
   app.footer(
       "Page tables, reverse maps and slab objects of N processes that each map one shared segment (and write some "
       "private memory), in closed form: instant, and equal byte for byte to the sim engine on the scenario "
-      "--scenario prints. Sizes as in scenarios: binary units (300GB = 300 GiB = 2^30 x 300); totals are printed in "
+      "--scenario prints (PTSHARE profiles excepted: their figures are refused, as the closed form has no term for shared "
+      "page tables, and --scenario still writes the run). Sizes as in scenarios: binary units (300GB = 300 GiB = 2^30 x 300); totals are printed in "
       "GiB and GB (10^9).\n"
       "Example: vmlab estimate --processes 1500 --shared 300GB\n"
       "Exit status: 0, or 2 for bad input.");
@@ -122,8 +126,8 @@ action add_estimate(CLI::App& app) {
   app.add_option("--page-size", o->page_size, "Focus on a design: the base page (4KiB), a hugetlb size (2MiB, 1GiB) or thp");
   app.add_option("--sharing", o->sharing, "Focus on a design: none or pmd-share (hugetlb PMD sharing)");
   app.add_option("--memory", o->memory, "Machine memory: say whether the shape fits (e.g. 512GiB)");
-  app.add_flag("--json", o->json, "Print the figures as JSON (schema_version 1, sizes in _bytes keys)");
-  app.add_flag("--scenario", o->scenario, "Print the scenario (TOML) whose sim run the figures equal");
+  CLI::Option* json = app.add_flag("--json", o->json, "Print the figures as JSON (schema_version 1, sizes in _bytes keys)");
+  app.add_flag("--scenario", o->scenario, "Print the scenario (TOML) whose sim run the figures equal")->excludes(json);
   return [o]() -> int { return run_estimate(*o); };
 }
 

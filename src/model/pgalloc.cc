@@ -8,20 +8,19 @@
 #include "model/kernel.h"
 
 namespace vmlab {
-namespace {
 
 // Pages one whole-page node at level index `idx` occupies (0 for a slab PGD).
-uint64_t node_pages(const kernel_profile& p, int idx) {
+uint64_t pt_node_pages(const kernel_profile& p, int idx) {
   if (idx == 0) return p.paging.pgd_from_slab ? 0 : p.pgd_bytes() / p.paging.page_size();
   return p.paging.at(idx).table_bytes() / p.paging.page_size();
 }
 
-bytes node_bytes(const kernel_profile& p, int idx) {
+bytes pt_node_bytes(const kernel_profile& p, int idx) {
   return idx == 0 ? p.pgd_bytes() : p.paging.at(idx).table_bytes();
 }
 
 // The one decision point for tables smaller than a page (arch.h table_alloc): the base
-// pages behind `count` tables of level idx. Whole-page tables take node_pages each; a
+// pages behind `count` tables of level idx. Whole-page tables take pt_node_pages each; a
 // slab PGD takes none here (kmem.cc charges its cache). Fragments and slab objects pack
 // tables_per_page() to a page: per mm for mm_fragment, where `count` is the mm's tables
 // (a fragment page serves one mm), kernel-wide for slab, where it is every mm's.
@@ -29,18 +28,20 @@ bytes node_bytes(const kernel_profile& p, int idx) {
 // never hands a freed fragment out again, so after partial frees it may hold more pages
 // than this (exact while an mm's tables only grow, and at exit; docs/decisions.md,
 // issue 10). mm_fragment tables are never shared between mms (no format has both).
-uint64_t backing_pages(const kernel_profile& p, int idx, uint64_t count) {
+uint64_t pt_backing_pages(const kernel_profile& p, int idx, uint64_t count) {
   const pt_level& lv = p.paging.at(idx);
-  if (lv.alloc == table_alloc::page || (idx == 0 && p.paging.pgd_from_slab)) return count * node_pages(p, idx);
+  if (lv.alloc == table_alloc::page || (idx == 0 && p.paging.pgd_from_slab)) return count * pt_node_pages(p, idx);
   return div_round_up(count, p.paging.tables_per_page(idx));
 }
+
+namespace {
 
 // Pages that `n` more tables (n < 0: fewer) at level idx of mm add.
 int64_t pages_delta(const kernel& k, const mm_struct& mm, int idx, int64_t n) {
   const pt_level& lv = k.prof.paging.at(idx);
   const int l = static_cast<int>(lv.lvl);
   const uint64_t before = lv.alloc == table_alloc::mm_fragment ? mm.nr_tables[l] : k.pm.tables[l];
-  return int64_t(backing_pages(k.prof, idx, before + uint64_t(n))) - int64_t(backing_pages(k.prof, idx, before));
+  return int64_t(pt_backing_pages(k.prof, idx, before + uint64_t(n))) - int64_t(pt_backing_pages(k.prof, idx, before));
 }
 
 // PTE pages come from highmem under CONFIG_HIGHPTE; every other level is GFP_KERNEL.
@@ -70,7 +71,7 @@ void account_mm(kernel& k, mm_struct& mm, int idx, int64_t delta) {
   // VmPTE never includes the PGD (there is no mm_inc_nr_pgds). It adds PTRS_PER_xxx *
   // sizeof(entry) per table: 2 KiB for a hash-64K PTE fragment, not its 4 KiB.
   if (idx > 0 && k.prof.counts_in_vmpte(l))
-    mm.pgtables_bytes += static_cast<uint64_t>(delta) * node_bytes(k.prof, idx);
+    mm.pgtables_bytes += static_cast<uint64_t>(delta) * pt_node_bytes(k.prof, idx);
   if (delta > 0) k.peak.vmpte_max_proc = std::max(k.peak.vmpte_max_proc, mm.pgtables_bytes);
 }
 
@@ -157,7 +158,7 @@ void pt_put_shared(kernel& k, int idx, void* node) {
   // Whole pages or slab objects (sharing profiles have no per-mm fragments: the ptshare
   // overrides refuse them), packed kernel-wide.
   const uint64_t before = k.pm.tables[static_cast<int>(k.prof.paging.at(idx).lvl)];
-  const int64_t pages = int64_t(backing_pages(k.prof, idx, before - 1)) - int64_t(backing_pages(k.prof, idx, before));
+  const int64_t pages = int64_t(pt_backing_pages(k.prof, idx, before - 1)) - int64_t(pt_backing_pages(k.prof, idx, before));
   account_node(k, idx, -1, pages);
   k.pm.free(page_use::pgtable, uint64_t(-pages));
   if (idx == k.prof.paging.nr_levels - 1)
@@ -257,15 +258,15 @@ void pt_put(kernel& k, mm_struct& mm, int idx, void* node) {
 pt_dir* pgd_alloc(kernel& k, mm_struct& mm) {
   // PAE: the user PMDs come with the PGD (preallocate_pmds), so charge them together.
   const int pre = k.prof.paging.preallocated_pmds;
-  if (!k.pm.can_alloc(gfp_zone::kernel, node_pages(k.prof, 0) + uint64_t(pre) * node_pages(k.prof, 1))) return nullptr;
+  if (!k.pm.can_alloc(gfp_zone::kernel, pt_node_pages(k.prof, 0) + uint64_t(pre) * pt_node_pages(k.prof, 1))) return nullptr;
   if (k.prof.paging.pgd_from_slab) {
     auto obj = kmem_alloc(k, kmem_kind::pgd);
     if (!obj) return nullptr;
     mm.pgd_obj = *obj;
   }
-  k.pm.alloc(page_use::pgtable, gfp_zone::kernel, node_pages(k.prof, 0));
+  k.pm.alloc(page_use::pgtable, gfp_zone::kernel, pt_node_pages(k.prof, 0));
   pt_dir* pgd = k.store.new_dir(k.prof.paging.at(0).entries);
-  account_node(k, 0, +1, int64_t(node_pages(k.prof, 0)));
+  account_node(k, 0, +1, int64_t(pt_node_pages(k.prof, 0)));
   account_mm(k, mm, 0, +1);
   mm.pgd = pgd;
   for (int i = 0; i < pre; ++i) {

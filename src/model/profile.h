@@ -343,6 +343,16 @@ struct kernel_profile {
 // empty without hugetlb.
 std::vector<bytes> hugetlb_page_sizes(const kernel_profile& p);
 
+// What one page-table node of the profile's kernel costs (pgalloc.cc, where the sim
+// charges them; the estimate's closed form uses the same): the bytes of a node at level
+// index idx (the PGD as pgd_bytes()), the whole pages one takes (0 for a slab PGD), and
+// the base pages behind `count` tables of level idx: whole-page tables count each, PTE
+// fragments and slab objects pack tables_per_page() to a page (per mm for fragments,
+// where `count` is one mm's tables; kernel-wide for slab objects).
+bytes pt_node_bytes(const kernel_profile& p, int idx);
+uint64_t pt_node_pages(const kernel_profile& p, int idx);
+uint64_t pt_backing_pages(const kernel_profile& p, int idx, uint64_t count);
+
 // The preset profile called `name`, or invalid_argument listing the known ones.
 result<kernel_profile> find_profile(const std::string& name);
 std::vector<std::string> profile_names();

@@ -138,12 +138,31 @@ layout make_layout(const kernel_profile& p, const estimate_shape& s, const desig
     len = round_up(s.shared, d.hugetlb_page);
     align = std::max(align, d.hugetlb_page);
   }
-  L.shared.start = place(p, {}, len, align);
+  // What the private mapping must keep out of: the shared one, or on 2.6.15 ppc64 the
+  // whole huge-page-only area a hugetlb mapping opened.
+  placed keep_out;
+  if (d.shared == shared_pages::hugetlb && p.huge.htlb_areas) {
+    // hugetlb_get_unmapped_area with no area open yet (mmap.cc htlb_unmapped_area): the
+    // highest 1 TiB area that holds it, at its lowest address; the first area above 4 GiB
+    // starts at 4 GiB. Another mapping then goes below the area (touches_hugepage_high_range).
+    constexpr vaddr kArea = vaddr{1} << 40, kLowEnd = vaddr{1} << 32;
+    for (vaddr i = std::min<vaddr>(16, div_round_up(f.task_size, kArea)); i-- > 0;) {
+      const vaddr lo = std::max(i * kArea, kLowEnd), hi = std::min(f.task_size, (i + 1) * kArea);
+      if (const vaddr a = align_up(lo, align); a + len <= hi) {
+        L.shared.start = a;
+        keep_out = {lo, hi};
+        break;
+      }
+    }
+  } else {
+    L.shared.start = place(p, {}, len, align);
+  }
   L.shared.end = L.shared.start + len;
+  if (!keep_out.end) keep_out = L.shared;
   shared_pieces(p, s, d, L);
   if (!s.private_bytes) return L;
   const bytes plen = round_up(s.private_bytes, page), palign = f.pte().table_span();
-  L.priv.start = place(p, {L.shared}, plen, palign);
+  L.priv.start = place(p, {keep_out}, plen, palign);
   L.priv.end = L.priv.start + plen;
   const int pte = f.nr_levels - 1;
   bytes huge = 0;
@@ -157,14 +176,6 @@ layout make_layout(const kernel_profile& p, const estimate_shape& s, const desig
   }
   if (plen > huge) L.pieces.push_back({L.priv.start + huge, L.priv.end, pte});
   return L;
-}
-
-// Bytes of one node at level index idx, and the pages it takes from the page allocator
-// (pgalloc.cc node_bytes / node_pages: the PGD as pgd_bytes(), a slab PGD takes none).
-bytes node_bytes(const kernel_profile& p, int idx) { return idx == 0 ? p.pgd_bytes() : p.paging.at(idx).table_bytes(); }
-uint64_t node_pages(const kernel_profile& p, int idx) {
-  if (idx == 0) return p.paging.pgd_from_slab ? 0 : p.pgd_bytes() / p.paging.page_size();
-  return p.paging.at(idx).table_bytes() / p.paging.page_size();
 }
 
 // Expected windows at level idx over the shared mapping if its touched units were spread
@@ -199,15 +210,22 @@ void count_tables(const kernel_profile& p, const estimate_shape& s, const layout
     e.tables_shared[l] = shared;
     e.tables_total[l] = n * own - (n - 1) * shared;  // huge_pmd_share: one page for all
     e.scattered_tables[l] = static_cast<uint64_t>(std::llround(double(n) * scat - double(n - 1) * double(shared)));
-    // NR_PAGETABLE: the levels the profile counts, page-sized tables only (pgalloc.cc).
-    const bytes counted = p.counts_in_page_tables(f.at(idx).lvl) ? node_pages(p, idx) * f.page_size() : 0;
-    e.page_tables += e.tables_total[l] * counted;
-    e.scattered_page_tables += e.scattered_tables[l] * counted;
-    e.table_bytes += e.tables_total[l] * node_bytes(p, idx);
-    e.proc_table_bytes += own * node_bytes(p, idx);
+    // NR_PAGETABLE: the levels the profile counts, in the pages that back their tables
+    // (pgalloc.cc account_node): whole pages, or each mm's PTE fragments packed into pages;
+    // never slab objects.
+    if (p.counts_in_page_tables(f.at(idx).lvl) && f.at(idx).alloc != table_alloc::slab) {
+      const auto backing = [&](uint64_t total, double per_proc) -> bytes {
+        if (f.at(idx).alloc != table_alloc::mm_fragment) return pt_backing_pages(p, idx, total) * f.page_size();
+        return n * pt_backing_pages(p, idx, uint64_t(std::llround(per_proc))) * f.page_size();
+      };
+      e.page_tables += backing(e.tables_total[l], double(own));
+      e.scattered_page_tables += backing(e.scattered_tables[l], scat);
+    }
+    e.table_bytes += e.tables_total[l] * pt_node_bytes(p, idx);
+    e.proc_table_bytes += own * pt_node_bytes(p, idx);
     // pgtables_bytes (VmPTE): mm_inc_nr_ptes/pmds/puds, never the PGD; a sharer counts
     // a shared PMD page too (huge_pmd_share -> mm_inc_nr_pmds).
-    if (idx > 0 && p.counts_in_vmpte(f.at(idx).lvl)) e.vmpte += own * node_bytes(p, idx);
+    if (idx > 0 && p.counts_in_vmpte(f.at(idx).lvl)) e.vmpte += own * pt_node_bytes(p, idx);
   }
 }
 
@@ -273,20 +291,46 @@ result<kernel_profile> estimate_profile(const std::string& name) {
 
 design_target estimate_target(const estimate_shape& s) { return {"sga", s.shared}; }
 
-result<estimate_figures> estimate_design(const kernel_profile& p, const estimate_shape& s, const design& d) {
+namespace {
+status too_big(const estimate_shape& s) {
+  return status::invalid_argument(fmt::format("{} processes with {} bytes shared and {} private each need more than "
+                                              "4 EiB of memory and page tables: no machine, and past vmlab's 64-bit "
+                                              "byte counts",
+                                              s.processes, s.shared, s.private_bytes));
+}
+}  // namespace
+
+status estimate_check_shape(const kernel_profile& p, const estimate_shape& s) {
   if (s.processes == 0) return status::invalid_argument("--processes must be at least 1");
   if (s.shared == 0) return status::invalid_argument("--shared must be more than 0 bytes");
   if (!(s.touched > 0 && s.touched <= 1))
     return status::invalid_argument(fmt::format("--touched must be more than 0% and at most 100%, not {}%", s.touched * 100));
-  if (d.spec.shared == shared_pages::hugetlb && p.paging.leaf_index(d.spec.hugetlb_page) < 0)
-    return status::invalid_argument(p.name + " has no hugetlb pages of " + page_size_label(d.spec.hugetlb_page));
   if (s.processes > kPidMaxLimit)
     return status::invalid_argument(fmt::format("--processes {}: Linux runs at most {} processes (PID_MAX_LIMIT, "
                                                 "include/linux/threads.h)", s.processes, kPidMaxLimit));
-  // Checked before the layout rounds them up, which would wrap past 2^64.
+  // Checked before anything rounds them up, which would wrap past 2^64.
   if (s.shared > p.paging.task_size || s.private_bytes > p.paging.task_size)
     return status::invalid_argument(fmt::format("{} bytes shared and {} private do not fit in {}'s user address space "
                                                 "({} bytes)", s.shared, s.private_bytes, p.name, p.paging.task_size));
+  // The memory estimate_scenario sizes a machine for stays below 2^62 (a bound, in long
+  // double: no exact sum needed); the figures' own bound is estimate_design's.
+  const auto n = static_cast<long double>(s.processes);
+  if (n * static_cast<long double>(s.private_bytes) + static_cast<long double>(s.shared) >= 0x1p62L)
+    return too_big(s);
+  return {};
+}
+
+result<estimate_figures> estimate_design(const kernel_profile& p, const estimate_shape& s, const design& d) {
+  if (status st = estimate_check_shape(p, s); !st.ok()) return st;
+  if (d.spec.shared == shared_pages::hugetlb && p.paging.leaf_index(d.spec.hugetlb_page) < 0)
+    return status::invalid_argument(p.name + " has no hugetlb pages of " + page_size_label(d.spec.hugetlb_page));
+  // PTSHARE shares the segment's page tables between the processes by rules of its own
+  // (ptshare.h: which spans qualify, who is charged, when they unshare): the sim runs
+  // them; this closed form has no PTSHARE term and would bill every process its own.
+  if (p.ptshare.ptshare())
+    return status::not_supported(p.name + " shares page tables between processes (PTSHARE), which the estimate's "
+                                 "closed form does not model: run its scenario on the sim engine (`vmlab estimate ... "
+                                 "--profile " + p.name + " --scenario > shape.toml; vmlab run shape.toml`)");
   estimate_figures e;
   e.d = d;
   e.page_size = p.paging.page_size();
@@ -302,11 +346,7 @@ result<estimate_figures> estimate_design(const kernel_profile& p, const estimate
                            n * static_cast<long double>(round_up(s.private_bytes, p.paging.pte().table_span())) +
                            static_cast<long double>(round_up(s.shared, GiB)) +
                            n * static_cast<long double>(L.small_shared_pages) * p.objs.slab.cache_line;
-  if (need >= 0x1p62L)
-    return status::invalid_argument(fmt::format("{} processes with {} bytes shared and {} private each need more than "
-                                                "4 EiB of memory and page tables: no machine, and past vmlab's 64-bit "
-                                                "byte counts",
-                                                s.processes, s.shared, s.private_bytes));
+  if (need >= 0x1p62L) return too_big(s);
   count_slabs(p, s, L, e);
   return e;
 }

@@ -75,6 +75,11 @@ struct estimate_figures {
 // The profile `name` as a kernel built from it would have it (rmap_policy_finish).
 result<kernel_profile> estimate_profile(const std::string& name);
 
+// invalid_argument for a shape no design can have (no processes, an empty segment, a
+// fraction outside (0, 1], more processes than PID_MAX_LIMIT, sizes past the address
+// space or past 64-bit byte counts); estimate_design checks it first.
+status estimate_check_shape(const kernel_profile& p, const estimate_shape& s);
+
 // The shape's figures under design d. invalid_argument for an impossible shape (no
 // processes, an empty segment, a fraction outside (0, 1], a design the profile lacks).
 result<estimate_figures> estimate_design(const kernel_profile& p, const estimate_shape& s, const design& d);

@@ -91,7 +91,12 @@ INSTANTIATE_TEST_SUITE_P(
                       shape_case{"linux-2.6.15", {4, 600 * MiB, 8 * MiB + 2 * K4, 1.0}},
                       shape_case{"linux-2.6.15", {3, GiB, 0, 0.5}},
                       shape_case{"linux-2.5.26", {3, 200 * MiB + K4, 4 * MiB, 1.0}},
-                      shape_case{"linux-2.5.43-mm2", {9, 64 * MiB + K4, 5 * K4, 1.0}}),
+                      shape_case{"linux-2.5.43-mm2", {9, 64 * MiB + K4, 5 * K4, 1.0}},
+                      // ppc64: 4 KiB pages, and 64 KiB pages whose PTE tables are fragments
+                      // packed per mm into pages (PageTables counts the pages).
+                      shape_case{"linux-2.6.15-ppc64", {4, GiB + 3 * K4, 2 * MiB, 1.0}},
+                      shape_case{"linux-6.18-ppc64", {10, 4 * GiB, 16 * MiB, 1.0}},
+                      shape_case{"linux-6.18-ppc64", {3, 700 * MiB + 16 * K4, 64 * K4, 0.5}}),
     [](const ::testing::TestParamInfo<shape_case>& param) {  // "linux_6_18_3", stable across builds
       std::string name = param.param.profile;
       for (char& c : name)
