@@ -42,6 +42,11 @@ std::string huge_size_text(bytes b) {
 bytes mshare_unit(const kernel_profile& p) { return mshare_align(p.paging); }
 
 std::optional<rule_error> check_object(const kernel_profile& p, const object_decl& d) {
+  // Its pages are counted rounded up: a size within a page of 2^64 would round to 0.
+  if (const bytes page = p.paging.page_size(); d.size > ~bytes{0} - (page - 1))
+    return rule_error{"size", fmt::format("object '{}': {} bytes is past the largest size whose pages can be counted "
+                                          "({} bytes, the last whole {}-byte page below 2^64)",
+                                          d.name, d.size, ~bytes{0} - (page - 1), page)};
   if (d.mshare) {
     if (!p.ptshare.mshare)
       return rule_error{"mshare", fmt::format("object '{}': {} has no mshare (msharefs regions are in linux-6.18-mshare)",
@@ -158,10 +163,21 @@ std::optional<rule_error> check_io(const std::vector<object_decl>& objects, cons
   if (!o.buffer) return std::nullopt;
   if (o.off % kPage) return rule_error{"bufoff", fmt::format("{}: the buffer offset must be a multiple of 4096, not {}", what, o.off)};
   const uint64_t n = std::max<uint64_t>(1, o.count);
-  const bytes span = (n - 1) * (o.stride ? o.stride : iov) + iov;
+  bytes span = 0;  // (n - 1) strides and an iovec, unless that passes 2^64
+  if (__builtin_mul_overflow(n - 1, o.stride ? o.stride : iov, &span) || __builtin_add_overflow(span, iov, &span))
+    return rule_error{"stride", fmt::format("{}: {} iovecs {} bytes apart reach past 2^64 bytes", what, n, o.stride)};
   if (o.off > buffer_size || span > buffer_size - o.off)
     return rule_error{"bufoff", fmt::format("{}: the buffer [{}, +{}) is beyond the end of its mapping ({} bytes)", what, o.off, span,
                                             buffer_size)};
+  return std::nullopt;
+}
+
+std::optional<rule_error> check_machine_count(const char* key, int64_t v) {
+  const std::string_view k = key;
+  if (k == "cpus" && (v < 1 || v > 65536))
+    return rule_error{key, fmt::format("'cpus' of the machine must be between 1 and 65536, not {}", v)};
+  if (k == "cache_line" && (v < 16 || v > 4096 || (v & (v - 1))))
+    return rule_error{key, fmt::format("'cache_line' of the machine must be a power of two between 16 and 4096, not {}", v)};
   return std::nullopt;
 }
 

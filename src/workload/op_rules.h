@@ -40,4 +40,8 @@ std::optional<rule_error> check_mremap(const kernel_profile& p, const op& o);
 // "bufoff", "buf".
 std::optional<rule_error> check_io(const std::vector<object_decl>& objects, const op& o, bytes buffer_size);
 
+// The machine's cpus (1..65536) and cache_line (a power of two, 16..4096): `key` is
+// "cpus" or "cache_line".
+std::optional<rule_error> check_machine_count(const char* key, int64_t v);
+
 }  // namespace vmlab

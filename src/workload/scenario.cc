@@ -304,9 +304,13 @@ status read_machine(const source_text& src, const table_reader& top, scenario_sp
   }
   if (status s = m.get_size("memory", sc.machine.memory); !s.ok()) return s;
   uint64_t cpus = 0, line = 0;  // 0: the profile's
-  if (status s = m.get_count("cpus", cpus, 1, 65536); !s.ok()) return s;
-  if (status s = m.get_count("cache_line", line, 16, 4096); !s.ok()) return s;
-  if (line && !is_pow2(line)) return m.bad_value("cache_line", "'cache_line' in [machine] must be a power of two, not " + std::to_string(line));
+  for (auto [key, v] : {std::pair<const char*, uint64_t*>{"cpus", &cpus}, {"cache_line", &line}}) {
+    if (!m.has(key)) continue;
+    int64_t given = 0;
+    if (status s = m.get(key, given); !s.ok()) return s;
+    if (auto e = check_machine_count(key, given)) return m.bad_value(key, e->message);
+    *v = uint64_t(given);
+  }
   sc.machine.cpus = uint32_t(cpus);
   sc.machine.cache_line = uint32_t(line);
   std::string arch;

@@ -286,6 +286,7 @@ class trace_parser {
       uint32_t v = 0;
       if (!parse_uint(it->second->value(), v) || v == 0)
         return err_value(*it->second, std::string(k) + " must be a positive integer, not '" + std::string(it->second->value()) + "'");
+      if (auto e = check_machine_count(k, v)) return err_value(*it->second, e->message);
       (std::string_view(k) == "cpus" ? out_.machine.cpus : out_.machine.cache_line) = v;
     }
     for (const char* k : {"hugepages", "overcommit_hugepages"}) {

@@ -223,9 +223,24 @@ TEST(TraceErrors, IoOps) {
   EXPECT_EQ(fail(h + "read 1 d bufoff=0\n"), "6:10: bufoff= needs buf=");
   EXPECT_EQ(fail(h + "read 1 d len=8192 buf=pool bufoff=1044480\n"),
             "6:35: read: the buffer [1044480, +8192) is beyond the end of its mapping (1048576 bytes)");
+  // A stride whose span passes 2^64 (it wrapped, and the run failed with no location).
+  EXPECT_EQ(fail(h + "readv 1 d len=8192 buf=pool iovecs=2 stride=0xfffffffffffff000\n"),
+            "6:45: readv: 2 iovecs 18446744073709547520 bytes apart reach past 2^64 bytes");
   EXPECT_EQ(fail(h + "fsync 1 d extra\n"), "6:11: fsync takes a pid and an object name only");
   EXPECT_EQ(fail(h + "madvise 1 pool sequential random\n"),
             "6:16: madvise takes one advice: dontneed, hugepage, nohugepage, sequential or random");
+}
+
+// The machine line takes what a scenario's [machine] takes (op_rules.h check_machine_count).
+TEST(TraceErrors, MachineCountsAsInAScenario) {
+  EXPECT_EQ(fail("machine cache_line=3\n"),
+            "1:20: 'cache_line' of the machine must be a power of two between 16 and 4096, not 3");
+  EXPECT_EQ(fail("machine cpus=99999999\n"), "1:14: 'cpus' of the machine must be between 1 and 65536, not 99999999");
+  // A size within a page of 2^64 rounds up to 0 pages (it read as "offset 0 is beyond
+  // the end of object 'a'" at the first mmap).
+  EXPECT_EQ(fail("object a shm size=18446744073709551615\n"),
+            "1:19: object 'a': 18446744073709551615 bytes is past the largest size whose pages can be counted "
+            "(18446744073709547520 bytes, the last whole 4096-byte page below 2^64)");
 }
 
 // mremap of a whole mapping (its new length then bounds the ops on it) and
