@@ -729,6 +729,9 @@ class trace_parser {
   status parse_phase() {
     if (status s = need_args(1, "a name"); !s.ok()) return s;
     if (toks_.size() > 2) return err(toks_[2], "a phase name is one word; unexpected '" + std::string(toks_[2].text) + "'");
+    // As in a scenario, a phase name names one sample: two alike would be one row twice.
+    if (!phase_names_.emplace(toks_[1].text, 0).second)
+      return err(toks_[1], "duplicate phase name '" + std::string(toks_[1].text) + "'");
     op o;
     o.kind = op_kind::phase;
     o.name = std::string(toks_[1].text);
@@ -741,6 +744,7 @@ class trace_parser {
   op_stream out_;
   name_map<uint32_t> map_ids_;   // name -> index in out_.map_names
   name_map<int32_t> object_ids_;  // name -> index in out_.objects
+  name_map<int> phase_names_;     // the phase names seen (a set)
   kernel_profile prof_;
   bool seen_machine_ = false;
   uint32_t lineno_ = 0;

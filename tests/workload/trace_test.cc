@@ -231,8 +231,10 @@ TEST(TraceErrors, IoOps) {
             "6:16: madvise takes one advice: dontneed, hugepage, nohugepage, sequential or random");
 }
 
-// The machine line takes what a scenario's [machine] takes (op_rules.h check_machine_count).
-TEST(TraceErrors, MachineCountsAsInAScenario) {
+// The machine line takes what a scenario's [machine] takes (op_rules.h check_machine_count),
+// and phase names are unique, as a scenario's are.
+TEST(TraceErrors, AsInAScenario) {
+  EXPECT_EQ(fail("phase load\nphase run\nphase load\n"), "3:7: duplicate phase name 'load'");
   EXPECT_EQ(fail("machine cache_line=3\n"),
             "1:20: 'cache_line' of the machine must be a power of two between 16 and 4096, not 3");
   EXPECT_EQ(fail("machine cpus=99999999\n"), "1:14: 'cpus' of the machine must be between 1 and 65536, not 99999999");
