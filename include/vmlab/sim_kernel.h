@@ -54,6 +54,9 @@ class sim_kernel {
  public:
   // A kernel with `profile` (overrides applied) on a machine of `memory` bytes.
   static result<std::unique_ptr<sim_kernel>> create(const machine_decl& m, const std::vector<object_decl>& objects);
+  // What create() refuses of the machine alone (its profile and overrides, and memory too
+  // small for mem_map and the kernel image), for readers that can point at the line.
+  static status check_machine(const machine_decl& m);
   ~sim_kernel();
 
   status spawn(uint32_t pid);

@@ -40,21 +40,48 @@ sim_kernel::sim_kernel(std::unique_ptr<kernel> k) : k_(std::move(k)) {}
 // the host ran out of memory for gives all of it back before the error is printed.
 sim_kernel::~sim_kernel() = default;
 
-result<std::unique_ptr<sim_kernel>> sim_kernel::create(const machine_decl& m, const std::vector<object_decl>& objects) {
+namespace {
+
+// The profile the machine runs: the preset, its overrides, the machine's CPU (its cache
+// line decides slab alignment and NRPTE), the rmap policy settled.
+result<kernel_profile> machine_profile(const machine_decl& m) {
   auto prof = find_profile(m.profile);
   if (!prof.ok()) return prof.error();
   for (const auto& [key, value] : m.overrides)
     if (status s = apply_override(prof.value(), key, value); !s.ok()) return s;
   kernel_profile& p = prof.value();
-  // The machine's CPU: its cache line decides slab alignment and NRPTE.
   if (m.cache_line) p.objs.slab.cache_line = m.cache_line;
   if (m.cpus) p.objs.slab.nr_cpus = m.cpus;
   if (status st = rmap_policy_finish(p); !st.ok()) return st;
+  return prof;
+}
+
+// Whether the machine's memory holds what boot reserves (mem_map and the kernel image)
+// in the zone they come from.
+status check_memory(const kernel_profile& p, const machine_decl& m) {
   const bytes memory = m.memory ? m.memory : p.default_memory;
   const bytes page = p.paging.page_size();
   if (boot_reserved_pages(p, memory / page) >= (p.zones.highmem ? std::min(memory, p.zones.lowmem_limit) : memory) / page)
     return status::invalid_argument("machine memory of " + std::to_string(memory) + " bytes is too small for " + p.name +
                                     "'s mem_map and kernel image");
+  return {};
+}
+
+}  // namespace
+
+status sim_kernel::check_machine(const machine_decl& m) {
+  auto p = machine_profile(m);
+  if (!p.ok()) return p.error();
+  return check_memory(p.value(), m);
+}
+
+result<std::unique_ptr<sim_kernel>> sim_kernel::create(const machine_decl& m, const std::vector<object_decl>& objects) {
+  auto prof = machine_profile(m);
+  if (!prof.ok()) return prof.error();
+  kernel_profile& p = prof.value();
+  if (status st = check_memory(p, m); !st.ok()) return st;
+  const bytes memory = m.memory ? m.memory : p.default_memory;
+  const bytes page = p.paging.page_size();
   if (m.fragmentation < 0 || m.fragmentation > 1)
     return status::invalid_argument("fragmentation must be between 0 and 1, not " + std::to_string(m.fragmentation));
   auto k = std::make_unique<kernel>(p, memory / page, m.fragmentation);

@@ -19,6 +19,7 @@
 #include "model/profile.h"
 #include "vmlab/suggest.h"
 #include "workload/builtin.h"
+#include "vmlab/sim_kernel.h"
 #include "workload/op_rules.h"
 #include "workload/image.h"
 #include "workload/scenario_spec.h"
@@ -331,6 +332,16 @@ status check_pools(const source_text& src, const table_reader& top, const scenar
       if (auto e = check_pool(sc.profile, parse_size(size_key.str()).value(), key))
         return error_at(src.loc(size_key.source()), e->message);
   }
+  return {};
+}
+
+// The machine's memory against what boot reserves on its kernel (sim_kernel::check_machine,
+// the rule create() applies), once the profile's overrides are read: at the memory value.
+status check_machine_memory(const source_text& src, const table_reader& top, const scenario_spec& sc) {
+  const toml::node* mn = top.table().get("machine");
+  const toml::node* mem = mn && mn->is_table() ? mn->as_table()->get("memory") : nullptr;
+  if (!mem) return {};  // the profile's own memory
+  if (status st = sim_kernel::check_machine(sc.machine); !st.ok()) return error_at(src.loc(mem->source()), st.message());
   return {};
 }
 
@@ -885,6 +896,7 @@ result<scenario_spec> read_scenario(const source_text& src, const toml::table& r
   if (status s = read_machine(src, top, sc); !s.ok()) return s;
   if (status s = read_kernel(src, top, sc); !s.ok()) return s;
   if (status s = check_pools(src, top, sc); !s.ok()) return s;
+  if (status s = check_machine_memory(src, top, sc); !s.ok()) return s;
   if (status s = read_objects(src, top, sc); !s.ok()) return s;
   if (status s = read_groups(src, top, sc); !s.ok()) return s;
   if (status s = read_phases(src, top, sc); !s.ok()) return s;

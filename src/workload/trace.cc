@@ -5,6 +5,7 @@
 // fork included), objects are declared before use, ranges are page multiples inside the
 // mapping as created. Errors point at the offending token.
 #include "workload/trace.h"
+#include "vmlab/sim_kernel.h"
 #include "workload/op_rules.h"
 
 #include <algorithm>
@@ -125,6 +126,11 @@ class trace_parser {
       if (nl == std::string_view::npos) break;
       pos = nl + 1;
     }
+    // The machine's memory against what boot reserves on its kernel, now that every
+    // override is read (the rule sim_kernel::create applies): at the memory value.
+    if (memory_at_)
+      if (status st = sim_kernel::check_machine(out_.machine); !st.ok())
+        return status::invalid_argument(st.message()).at(*memory_at_);
     return std::move(out_);
   }
 
@@ -278,8 +284,10 @@ class trace_parser {
       if (!p.ok()) return err_value(*it->second, p.error().message());
       prof_ = *p;
     }
-    if (auto it = o.find("memory"); it != o.end())
+    if (auto it = o.find("memory"); it != o.end()) {
       if (status s = size_value(*it->second, out_.machine.memory); !s.ok()) return s;
+      memory_at_ = source_location{file_, lineno_, it->second->value_column(), std::string(line_)};
+    }
     for (const char* k : {"cpus", "cache_line"}) {
       auto it = o.find(k);
       if (it == o.end()) continue;
@@ -745,6 +753,7 @@ class trace_parser {
   name_map<uint32_t> map_ids_;   // name -> index in out_.map_names
   name_map<int32_t> object_ids_;  // name -> index in out_.objects
   name_map<int> phase_names_;     // the phase names seen (a set)
+  std::optional<source_location> memory_at_;  // where the machine line gave memory=
   kernel_profile prof_;
   bool seen_machine_ = false;
   uint32_t lineno_ = 0;

@@ -99,6 +99,18 @@ fraction = 0.001
 
 // A fraction counts the kernel's pages: 0.001 of 512 MiB is 131 pages of 4 KiB on
 // linux-6.18, 8 pages of 64 KiB on linux-6.18-ppc64.
+// A machine too small for what its kernel reserves at boot (mem_map, the image) is an
+// error at the memory value, after the overrides (the same rule the kernel's creation
+// applies; it failed there with no line and column). The trace reader does the same.
+TEST(ScenarioErrors, MemoryTooSmallForTheKernelIsLocated) {
+  const std::string tail = "[[group]]\nname = \"a\"\n";
+  EXPECT_EQ(where("[machine]\nmemory = \"1B\"\n" + tail),
+            "2:10: machine memory of 1 bytes is too small for linux-6.18's mem_map and kernel image");
+  EXPECT_EQ(where("[machine]\nmemory = \"4MiB\"\n[kernel]\nprofile = \"linux-2.6.15\"\n" + tail),
+            "2:10: machine memory of 4194304 bytes is too small for linux-2.6.15's mem_map and kernel image");
+  EXPECT_TRUE(parse_scenario("[machine]\nmemory = \"64MiB\"\n" + tail, "m.toml").ok());
+}
+
 TEST(Scenario, FractionCountsTheKernelsPages) {
   std::string text = kOltp;
   const std::string x86 = "profile = \"linux-6.18\"\n[kernel.overrides]\npti = false\n";

@@ -235,6 +235,9 @@ TEST(TraceErrors, IoOps) {
 // and phase names are unique, as a scenario's are.
 TEST(TraceErrors, AsInAScenario) {
   EXPECT_EQ(fail("phase load\nphase run\nphase load\n"), "3:7: duplicate phase name 'load'");
+  // Memory too small for the kernel's boot reservation, judged after the overrides.
+  EXPECT_EQ(fail("machine memory=1B\nspawn 1\n"),
+            "1:16: machine memory of 1 bytes is too small for linux-6.18's mem_map and kernel image");
   EXPECT_EQ(fail("machine cache_line=3\n"),
             "1:20: 'cache_line' of the machine must be a power of two between 16 and 4096, not 3");
   EXPECT_EQ(fail("machine cpus=99999999\n"), "1:14: 'cpus' of the machine must be between 1 and 65536, not 99999999");
