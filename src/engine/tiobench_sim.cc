@@ -63,6 +63,15 @@ constexpr tiotest_ops kTiotestBuilds[] = {
       {true, madv::random, true, true}}},
 };
 
+// The page cache's capacity in pages: the machine's memory less mem_map and the kernel
+// image, capped by what was free (`free`, 0: no cap).
+uint64_t cache_pages_of(const kernel_profile& p, uint64_t memory, uint64_t free) {
+  const uint64_t page = p.paging.page_size();
+  const uint64_t reserved = memory / page * p.objs.struct_page + p.objs.kernel_image;
+  const uint64_t cache = (memory - std::min(memory, reserved)) / page;
+  return free ? std::min(cache, free / page) : cache;
+}
+
 struct costs {
   double copy_ns_per_byte = 0, fault_ns = 0, submit_ns = 0;
 };
@@ -111,10 +120,7 @@ class tiobench_sim {
     cluster_ = page_cluster_24(memory, page_);
     ra_pages_ = p.page_cache.ra_max / page_;
     window_ = seq_ra_window_24(ra_pages_, cluster_);
-    const uint64_t frames = memory / page_;
-    const uint64_t reserved = frames * p.objs.struct_page + p.objs.kernel_image;
-    cache_pages_ = (memory - std::min(memory, reserved)) / page_;
-    if (free) cache_pages_ = std::min(cache_pages_, free / page_);
+    cache_pages_ = cache_pages_of(p, memory, free);
     pages_.resize(file_pages_ * s.threads);
     writeback_.assign(s.threads, 0);
     buf_dirty_order_.resize(s.threads);
@@ -662,16 +668,13 @@ result<tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tiobench_sim
   const block::cpu_cost* sub = block::find_cpu_cost("readahead_page", o.cpu);
   if (!copy || !fault || !sub) return status::invalid_argument("no CPU cost table for machine '" + o.cpu + "'");
   const uint64_t memory = o.memory_bytes ? o.memory_bytes : p->default_memory;
-  // The page cache the machine leaves (as tiobench_sim's constructor sizes it) must hold
-  // each thread's read-around cluster: the unit a fault reads, and what the threads have
-  // in flight at once. Below that the run cannot proceed (a thread would wait for a
-  // frame no one frees), as a 2.4 kernel in that little memory would not boot.
+  // The page cache the machine leaves must hold each thread's read-around cluster: the
+  // unit a fault reads, and what the threads have in flight at once. Below that the run
+  // cannot proceed (a thread would wait for a frame no one frees); a model limit, not a
+  // kernel's: 2.4 would be swapping or killing processes long before.
   {
-    const uint64_t page = p->paging.page_size();
-    const uint64_t reserved = memory / page * p->objs.struct_page + p->objs.kernel_image;
-    uint64_t cache = (memory - std::min(memory, reserved)) / page;
-    if (o.free_bytes) cache = std::min(cache, o.free_bytes / page);
-    const uint64_t need = uint64_t(s.threads) << page_cluster_24(memory, page);
+    const uint64_t cache = cache_pages_of(p.value(), memory, o.free_bytes);
+    const uint64_t need = uint64_t(s.threads) << page_cluster_24(memory, p->paging.page_size());
     if (cache < need)
       return status::invalid_argument(
           "a " + std::to_string(memory >> 20) + " MiB machine" +

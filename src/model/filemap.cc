@@ -288,9 +288,8 @@ void filemap_dirty_range(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
 
 uint64_t filemap_write_and_wait(kernel& k, int32_t obj, uint64_t pg, uint64_t n) {
   mem_object& o = k.objects[size_t(obj)];
-  if (!o.nr_dirty || n == 0) return 0;
   const uint64_t end = std::min(pg + n, o.nr_pages);
-  if (pg >= end) return 0;
+  if (!o.nr_dirty || pg >= end) return 0;
   // The dirty words of the range, found through the bitmap's written chunks: an fsync of
   // a 1 PiB file with one dirty page costs that page, not the file's size.
   std::vector<std::pair<uint64_t, uint64_t>> words;

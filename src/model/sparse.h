@@ -119,7 +119,8 @@ class sparse_array {
     for (uint64_t key : keys) f(key * kChunk, static_cast<const T*>(chunks_.at(key).get()));
   }
   // Calls f(first_index, chunk) for every allocated chunk whose key lies in [lo, hi), in
-  // index order: a walk whose cost follows the chunks written, not the range.
+  // index order: the directory's slots in the range (at most kMaxDir), then the hash
+  // map's chunks, never the range itself.
   template <class F>
   void for_each_chunk_in(uint64_t lo, uint64_t hi, F&& f) const {
     for (uint64_t key = lo; key < std::min<uint64_t>(hi, dir_.size()); ++key)
@@ -162,7 +163,7 @@ class sparse_array {
   const T* find(uint64_t key) const {
     if (key == last_key_) return last_;
     T* c = key < dir_.size() ? dir_[key].get() : nullptr;
-    if (!c && key >= dir_.size() && !chunks_.empty()) {
+    if (key >= dir_.size() && !chunks_.empty()) {
       const auto it = chunks_.find(key);
       if (it != chunks_.end()) c = it->second.get();
     }
@@ -228,8 +229,8 @@ class sparse_bitmap {
         if (c[j]) f(first + j, c[j]);
     });
   }
-  // Calls f(w, bits) for every non-zero word w in [w_begin, w_end), in order; the cost
-  // follows the chunks written, not the range.
+  // Calls f(w, bits) for every non-zero word w in [w_begin, w_end), in order, through the
+  // written chunks (for_each_chunk_in): a huge range with few chunks costs those chunks.
   template <class F>
   void for_each_word_in(uint64_t w_begin, uint64_t w_end, F&& f) const {
     if (w_begin >= w_end) return;

@@ -19,6 +19,7 @@
 #include <optional>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -135,14 +136,9 @@ class trace_parser {
   }
 
  private:
-  status err(uint32_t column, std::string msg) const {
-    source_location l;
-    l.file = file_;
-    l.line = lineno_;
-    l.column = column;
-    l.text = std::string(line_);
-    return status::invalid_argument(std::move(msg)).at(std::move(l));
-  }
+  // Column `column` of the line being read.
+  source_location here(uint32_t column) const { return {file_, lineno_, column, std::string(line_)}; }
+  status err(uint32_t column, std::string msg) const { return status::invalid_argument(std::move(msg)).at(here(column)); }
   status err(const token& t, std::string msg) const { return err(t.column, std::move(msg)); }
   status err_value(const token& t, std::string msg) const { return err(t.value_column(), std::move(msg)); }
 
@@ -286,7 +282,7 @@ class trace_parser {
     }
     if (auto it = o.find("memory"); it != o.end()) {
       if (status s = size_value(*it->second, out_.machine.memory); !s.ok()) return s;
-      memory_at_ = source_location{file_, lineno_, it->second->value_column(), std::string(line_)};
+      memory_at_ = here(it->second->value_column());
     }
     for (const char* k : {"cpus", "cache_line"}) {
       auto it = o.find(k);
@@ -738,7 +734,7 @@ class trace_parser {
     if (status s = need_args(1, "a name"); !s.ok()) return s;
     if (toks_.size() > 2) return err(toks_[2], "a phase name is one word; unexpected '" + std::string(toks_[2].text) + "'");
     // As in a scenario, a phase name names one sample: two alike would be one row twice.
-    if (!phase_names_.emplace(toks_[1].text, 0).second)
+    if (!phase_names_.emplace(toks_[1].text).second)
       return err(toks_[1], "duplicate phase name '" + std::string(toks_[1].text) + "'");
     op o;
     o.kind = op_kind::phase;
@@ -752,7 +748,7 @@ class trace_parser {
   op_stream out_;
   name_map<uint32_t> map_ids_;   // name -> index in out_.map_names
   name_map<int32_t> object_ids_;  // name -> index in out_.objects
-  name_map<int> phase_names_;     // the phase names seen (a set)
+  std::unordered_set<std::string, name_hash, std::equal_to<>> phase_names_;  // the phase names seen
   std::optional<source_location> memory_at_;  // where the machine line gave memory=
   kernel_profile prof_;
   bool seen_machine_ = false;
