@@ -428,8 +428,10 @@ void check_kmem(const kernel& k, recount& rc) {
   if (slab_pages != k.pm.used(page_use::slab)) rc.err << "slab pages " << k.pm.used(page_use::slab) << " != " << slab_pages << "; ";
   uint64_t vmas = 0, avcs = 0;
   std::unordered_map<uint32_t, uint64_t> links, active;
-  for (const auto& [pid, mm] : k.mms)
+  for (const auto& [pid, mm] : k.mms) {
+    bool cache_seen = mm->mmap_cache == nullptr;  // find_vma's hint: one of this mm's VMAs
     for (const auto& [start, v] : mm->vmas) {
+      cache_seen |= mm->mmap_cache == &v;
       ++vmas;
       avcs += v.avcs.size();
       if (v.anon_vma) ++active[v.anon_vma];
@@ -442,6 +444,8 @@ void check_kmem(const kernel& k, recount& rc) {
       }
       if (v.anon_vma && !v.has_anon_vma) rc.err << "anon_vma without has_anon_vma; ";
     }
+    if (!cache_seen) rc.err << "pid " << pid << "'s mmap_cache is none of its VMAs; ";
+  }
   auto objs = [&](kmem_kind kind) { return k.km.cache(kind) ? k.km.cache(kind)->counters().active_objs : 0; };
   if (objs(kmem_kind::vm_area_struct) != vmas) rc.err << "vm_area_struct objects " << objs(kmem_kind::vm_area_struct) << " != VMAs " << vmas << "; ";
   if (objs(kmem_kind::mm_struct) != k.mms.size()) rc.err << "mm_struct objects != processes; ";

@@ -199,6 +199,7 @@ void exit_mmap(kernel& k, uint32_t pid) {
   for (const auto& [start, v] : mm.vmas) zap_range(k, mm, v, v.vm_start, v.vm_end, false);
   for (auto& [start, v] : mm.vmas) vm_area_free(k, v);
   mm.vmas.clear();
+  mm.mmap_cache = nullptr;
   free_all_tables(k, mm);
   pgd_free(k, mm);
   kmem_free(k, kmem_kind::mm_struct, mm.obj);

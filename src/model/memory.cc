@@ -69,6 +69,10 @@ uint64_t object_bits_word(const kernel& k, const vm_area_struct& vma, vaddr base
                           uint64_t all_set = 0) {
   const uint8_t sh0 = k.geo.shift;
   const vaddr wlo = base + w * k.geo.word_span(), whi = wlo + k.geo.word_span();
+  if (wlo >= vma.vm_start && whi <= vma.vm_end) {  // the usual word, inside the VMA
+    const uint64_t p = vma.pgoff_at(wlo, sh0);
+    return p + 64 <= all_set ? ~uint64_t{0} : bits.window(p);
+  }
   const vaddr lo = std::max(wlo, vma.vm_start), hi = std::min(whi, vma.vm_end);
   if (lo >= hi) return 0;
   const uint32_t b0 = uint32_t((lo - wlo) >> sh0), b1 = uint32_t((hi - wlo) >> sh0);
@@ -82,7 +86,10 @@ uint64_t object_bits_word(const kernel& k, const vm_area_struct& vma, vaddr base
   return v & in_vma;
 }
 
-uint64_t resident_word(const kernel& k, const vm_area_struct& vma, vaddr base, uint32_t w) {
+// Forced inline, as map_object_word: a cold read fault calls each once, and as calls they
+// were a tenth of its instructions (callgrind, BENCHMARKS.md "2026-12-07, tenth").
+[[gnu::always_inline]] inline uint64_t resident_word(const kernel& k, const vm_area_struct& vma, vaddr base,
+                                                     uint32_t w) {
   const mem_object& obj = k.objects[vma.object];
   return object_bits_word(k, vma, base, w, obj.resident, obj.nr_resident == obj.nr_pages ? obj.nr_pages : 0);
 }
@@ -126,8 +133,8 @@ void map_word(kernel& k, pte_table* t, uint32_t w, uint64_t m) {
 // Maps the object pages of `m` (one word, none present yet): page_add_rmap for each, in
 // address order, then the PTEs. On ENOMEM (a pte_chain) the pages before the failing one
 // stay mapped, as the kernel leaves them. `done` gets what was mapped.
-bool map_object_word(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr base, pte_table* t, uint32_t w,
-                     uint64_t m, uint64_t& done) {
+[[gnu::always_inline]] inline bool map_object_word(kernel& k, mm_struct& mm, const vm_area_struct& vma, vaddr base,
+                                                   pte_table* t, uint32_t w, uint64_t m, uint64_t& done) {
   const bool ok = rmap_add_object_word(k, vma.object, object_pg0(k, vma, base, w), m, done);
   map_word(k, t, w, done);
   // The entries of a shared page table are in no mm's RSS counter (ptshare.h).
@@ -188,22 +195,22 @@ status read_fault_at(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr base, 
   ++k.faults;
   ++mm.min_flt;
   const auto [from, to] = fault_around_window(k, vma, base, p);
-  // The window spans words w0 .. w1 (one by default: 16 entries; up to the whole table,
-  // fault_around_bytes' limit), kept here as cached[x].
-  const uint32_t w0 = from >> 6, w1 = (to - 1) >> 6;
-  uint64_t cached[kMaxPteWords];
-  fill_words(cached, view_of(k).nwords, 0);  // not `= {}`: a `rep stos` of all kMaxPteWords, per fault
-  for (uint32_t x = w0; x <= w1; ++x) cached[x] = res ? res[x] : resident_word(k, vma, base, x);
+  // The faulting page comes into the page cache first (before anything is mapped: an
+  // allocation failure leaves the table as it was); the window's other cached pages are
+  // then the same whether looked up before or after, as no other entry maps that page.
   const uint32_t pw = p >> 6;
-  if (!(cached[pw] & bit(p))) {
+  uint64_t cached_pw = res ? res[pw] : resident_word(k, vma, base, pw);
+  if (!(cached_pw & bit(p))) {
     if (!make_resident(k, vma, base, p)) return oom_status(k, "a page-cache page", gfp_zone::highuser);
-    cached[pw] |= bit(p);
+    cached_pw |= bit(p);
     if (res) res[pw] |= bit(p);
   }
-  for (uint32_t x = w0; x <= w1; ++x) {
-    const uint64_t m = bits_in_word(from, to, x) & cached[x] & ~t->word(x);
+  // The window spans words from/64 .. (to-1)/64: one by default (16 entries), up to the
+  // whole table (fault_around_bytes' limit).
+  for (uint32_t x = from >> 6; x <= (to - 1) >> 6; ++x) {
+    const uint64_t cached = x == pw ? cached_pw : res ? res[x] : resident_word(k, vma, base, x);
     uint64_t done = 0;
-    const bool ok = map_object_word(k, mm, vma, base, t, x, m, done);
+    const bool ok = map_object_word(k, mm, vma, base, t, x, bits_in_word(from, to, x) & cached & ~t->word(x), done);
     if (need) need[x] &= ~done;
     if (!ok) return pte_chain_enomem(k);
   }
@@ -376,7 +383,30 @@ void* walk_slot(kernel& k, mm_struct& mm, pt_dir* d, uint32_t x, int child_idx, 
 
 gfp_zone pte_gfp(const kernel& k) { return k.prof.zones.highpte ? gfp_zone::highuser : gfp_zone::kernel; }
 
-pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom) {
+namespace {
+
+// pte_walk past its walk cache: dir_walk and walk_slot, x the slot in the PTE tables'
+// directory.
+pte_table* pte_walk_miss(kernel& k, mm_struct& mm, vaddr addr, uint32_t x, bool alloc, bool* oom) {
+  const paging_format& f = k.prof.paging;
+  const int last = f.nr_levels - 2;  // the directory that points at PTE tables
+  pt_dir* d = dir_walk(k, mm, last, addr, alloc, oom);
+  if (!d || d->is_leaf(x)) return nullptr;  // a huge page maps it: no table below
+  void* s = walk_slot(k, mm, d, x, last + 1, alloc, oom);
+  if (!s) return nullptr;
+  if (last > 0) {  // dir_walk cached d, but materializing the table forgot it
+    k.cache_dir_mm = &mm;
+    k.cache_dir_base = addr & ~(f.at(last).table_span() - 1);
+    k.cache_dir = d;
+  }
+  k.cache_mm = &mm;
+  k.cache_base = k.geo.table_base(addr);
+  k.cache_pte = static_cast<pte_table*>(s);
+  return k.cache_pte;
+}
+
+// The walk cache's part, inline in fault_page (once per fault).
+[[gnu::always_inline]] inline pte_table* pte_walk_inline(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom) {
   const paging_format& f = k.prof.paging;
   const vaddr base = k.geo.table_base(addr);
   if (k.cache_mm == &mm && k.cache_base == base) return k.cache_pte;
@@ -392,19 +422,13 @@ pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom)
       return k.cache_pte = static_cast<pte_table*>(s);
     }
   }
-  pt_dir* d = dir_walk(k, mm, last, addr, alloc, oom);
-  if (!d || d->is_leaf(x)) return nullptr;  // a huge page maps it: no table below
-  void* s = walk_slot(k, mm, d, x, last + 1, alloc, oom);
-  if (!s) return nullptr;
-  if (last > 0) {  // dir_walk cached d, but materializing the table forgot it
-    k.cache_dir_mm = &mm;
-    k.cache_dir_base = addr & ~(f.at(last).table_span() - 1);
-    k.cache_dir = d;
-  }
-  k.cache_mm = &mm;
-  k.cache_base = base;
-  k.cache_pte = static_cast<pte_table*>(s);
-  return k.cache_pte;
+  return pte_walk_miss(k, mm, addr, x, alloc, oom);
+}
+
+}  // namespace
+
+pte_table* pte_walk(kernel& k, mm_struct& mm, vaddr addr, bool alloc, bool* oom) {
+  return pte_walk_inline(k, mm, addr, alloc, oom);
 }
 
 pte_ref pte_lookup(const kernel& k, const mm_struct& mm, vaddr addr) {
@@ -541,7 +565,7 @@ status fault_page(kernel& k, mm_struct& mm, vm_area_struct& vma, vaddr addr, boo
   reclaim_point(k, fault_reclaim_need(k));
   if (vma.is_hugetlb()) return hugetlb_fault_range(k, mm, vma, addr, addr + k.geo.size(), k.geo.size(), write);
   bool oom = false;
-  pte_table* t = pte_walk(k, mm, addr, false, &oom);
+  pte_table* t = pte_walk_inline(k, mm, addr, false, &oom);
   if (!t) {
     // No PTE table: a huge page may map the range, or may be made to (huge.h).
     bool handled = false;

@@ -190,6 +190,11 @@ struct mm_struct {
   slab_object obj{};      // the mm_struct itself
   slab_object pgd_obj{};  // PAE: the 32-byte PGD from the "pgd" cache
   std::map<vaddr, vm_area_struct> vmas;  // by vm_start; sorted, non-overlapping
+  // find_vma's last answer, as 2.4-2.6 kept mm->mmap_cache (3.15-6.0: a per-thread
+  // vmacache): host-side, nothing simulated reads it. Whatever erases a VMA from `vmas`
+  // clears it; find_vma tests the bounds the VMA has now, so one that grows or shrinks
+  // in place needs nothing (check_invariants: one of these VMAs).
+  vm_area_struct* mmap_cache = nullptr;
   // What the last top-down search for free room learnt (mmap.cc area_topdown): no gap in
   // [below, high) holds len bytes or more at align/phase. Mappings only shrink gaps, so it
   // holds until do_munmap makes one larger and forgets it. The kernel finds the gap in

@@ -52,6 +52,7 @@ bool absorb(kernel& k, mm_struct& mm, vm_area_struct& keep, std::map<vaddr, vm_a
   keep.vm_end = std::max(keep.vm_end, g.vm_end);
   keep.has_anon_vma |= g.has_anon_vma;
   vm_area_free(k, g);
+  if (mm.mmap_cache == &g) mm.mmap_cache = nullptr;
   mm.vmas.erase(gone);
   return true;
 }
@@ -199,10 +200,12 @@ status mm_populate(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
 }
 
 vm_area_struct* find_vma(mm_struct& mm, vaddr addr) {
+  if (vm_area_struct* c = mm.mmap_cache; c && c->vm_start <= addr && addr < c->vm_end) return c;
   auto it = mm.vmas.upper_bound(addr);
   if (it == mm.vmas.begin()) return nullptr;
   --it;
-  return addr < it->second.vm_end ? &it->second : nullptr;
+  if (addr >= it->second.vm_end) return nullptr;
+  return mm.mmap_cache = &it->second;
 }
 
 namespace {
@@ -426,6 +429,7 @@ status do_munmap(kernel& k, mm_struct& mm, vaddr start, vaddr end) {
     zap_range(k, mm, it->second, it->second.vm_start, it->second.vm_end, false);
     removed.emplace_back(it->second.vm_start, it->second.vm_end);
     vm_area_free(k, it->second);
+    if (mm.mmap_cache == &it->second) mm.mmap_cache = nullptr;
     it = mm.vmas.erase(it);
   }
   if (removed.empty()) return {};
