@@ -96,7 +96,7 @@ TEST(SettleDeferredFreesLive, ThePgdOfAnExitedMmKhugepagedHoldsLeaves) {
   std::string seen;
   int held_attempts = 0;
   bool back = false;
-  for (int attempt = 0; attempt < 3 && !back; ++attempt) {
+  for (int attempt = 0; attempt < 4 && !back; ++attempt) {
     settle_deferred_frees();
     const auto before = residual(src, pgd);
     int release = -1;

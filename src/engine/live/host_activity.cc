@@ -4,8 +4,10 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -123,6 +125,20 @@ uint64_t voluntary_switches(proc_source& src, int pid) {
   return at == std::string::npos ? 0 : std::strtoull(st->c_str() + at + std::strlen(key), nullptr, 10);
 }
 
+// Whether the thread sleeps where khugepaged waits between passes: its wchan is the
+// thread function, into which 6.x inlines khugepaged_wait_work (or that function, where
+// it is not inlined). A pass can also sleep part-way, and each such sleep is a voluntary
+// switch too: lru_add_drain_all's flush at the start of every pass, a collapse's
+// allocation in reclaim or compaction; its wchan then names that callee. true when wchan
+// says nothing (no symbols for this reader: "0"), where the switch count alone decides.
+bool between_passes(proc_source& src, int pid) {
+  auto w = src.read("/proc/" + std::to_string(pid) + "/wchan");
+  if (!w.ok()) return true;
+  std::string_view at = *w;
+  while (!at.empty() && std::isspace(static_cast<unsigned char>(at.back()))) at.remove_suffix(1);
+  return at.empty() || at == "0" || at == "khugepaged" || at == "khugepaged_wait_work";
+}
+
 }  // namespace
 
 void khugepaged_passes(proc_source& src, int n) {
@@ -133,7 +149,8 @@ void khugepaged_passes(proc_source& src, int n) {
   for (int i = 0; i < n; ++i) {
     const uint64_t before = voluntary_switches(src, pid);
     if (!write_sysfs(kScanSleep, std::to_string(sleep_ms.value()))) return;
-    for (int ms = 0; ms < 1000 && voluntary_switches(src, pid) == before; ++ms) ::usleep(1000);
+    for (int ms = 0; ms < 1000 && (voluntary_switches(src, pid) == before || !between_passes(src, pid)); ++ms)
+      ::usleep(1000);
   }
 }
 

@@ -81,9 +81,10 @@ others_change compare_others(const others_snapshot& before, const others_snapsho
 void settle_deferred_frees();
 
 // Wakes khugepaged for a scan pass (scan_sleep_millisecs written back unchanged) and waits,
-// up to a second, until it sleeps again (its voluntary_ctxt_switches move), n times. It
-// runs at nice 19: measured here, a pass began 12-698 ms after its wake. Nothing when THP
-// is off (no khugepaged thread) or the file cannot be read or written.
+// up to a second, until it sleeps again between passes (its voluntary_ctxt_switches move
+// and its wchan is where it waits for the next pass, not a sleep part-way through this
+// one), n times. It runs at nice 19: measured here, a pass began 12-698 ms after its wake.
+// Nothing when THP is off (no khugepaged thread) or the file cannot be read or written.
 void khugepaged_passes(proc_source& src, int n);
 
 // The bytes of PageTables one process's PGD accounts for on this host: 0 before 6.14
