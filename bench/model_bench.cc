@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "vmlab/op_builder.h"
 #include "vmlab/sim_kernel.h"
 
 namespace vmlab {
@@ -32,18 +33,6 @@ std::unique_ptr<sim_kernel> make_kernel(std::vector<std::pair<std::string, std::
   auto r = sim_kernel::create(m, objs);
   if (!r.ok()) std::abort();
   return std::move(r.value());
-}
-
-op map_op(uint32_t pid, uint32_t map, bytes len, int32_t object, bool shared) {
-  op o;
-  o.kind = op_kind::mmap;
-  o.pid = pid;
-  o.map = map;
-  o.len = len;
-  o.object = object;
-  o.shared = shared;
-  o.align = 1 * GiB;
-  return o;
 }
 
 void check(const status& s) {
@@ -72,10 +61,10 @@ std::unique_ptr<sim_kernel> fault_setup(bool shm, bool cached) {
   if (shm) objs.push_back({"seg", object_kind::shm, kFaultMap});
   auto k = make_kernel({}, objs);
   check(k->spawn(1));
-  if (!k->mmap(map_op(1, 0, kFaultMap, shm ? 0 : -1, shm)).ok()) std::abort();
+  if (!k->mmap(ops::mmap_object(1, 0, shm ? 0 : -1, kFaultMap).shared(shm).align(1 * GiB)).ok()) std::abort();
   if (cached) {
     check(k->spawn(2));
-    if (!k->mmap(map_op(2, 0, kFaultMap, 0, true)).ok()) std::abort();
+    if (!k->mmap(ops::mmap_object(2, 0, 0, kFaultMap).shared().align(1 * GiB)).ok()) std::abort();
     check(k->touch(2, 0, 0, kFaultMap, 4096, false));
   }
   return k;
@@ -138,7 +127,7 @@ void BM_Fault_SparseRandomRead(benchmark::State& state, bool table_order) {
     auto k = make_kernel({}, {{"seg", object_kind::shm, kSeg}});
     for (uint32_t pid : {1u, 2u}) {
       check(k->spawn(pid));
-      if (!k->mmap(map_op(pid, 0, kSeg, 0, true)).ok()) std::abort();
+      if (!k->mmap(ops::mmap_object(pid, 0, 0, kSeg).shared().align(1 * GiB)).ok()) std::abort();
     }
     check(k->touch(2, 0, 0, kSeg, 4096, false));
     k->set_touch_in_table_order(table_order);
@@ -190,8 +179,8 @@ std::unique_ptr<sim_kernel> fork_setup(bool copy_all) {
   if (copy_all) ov.push_back({"fork_skips_shared", "false"});
   auto k = make_kernel(ov, {{"seg", object_kind::shm, 1 * GiB}});
   check(k->spawn(1));
-  if (!k->mmap(map_op(1, 0, 1 * GiB, 0, true)).ok()) std::abort();
-  if (!k->mmap(map_op(1, 1, 256 * MiB, -1, false)).ok()) std::abort();
+  if (!k->mmap(ops::mmap_object(1, 0, 0, 1 * GiB).shared().align(1 * GiB)).ok()) std::abort();
+  if (!k->mmap(ops::mmap_anon(1, 1, 256 * MiB).align(1 * GiB)).ok()) std::abort();
   check(k->touch(1, 0, 0, 1 * GiB, 4096, false));
   check(k->touch(1, 1, 0, 256 * MiB, 4096, true));
   return k;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "vmlab/op_builder.h"
 #include "vmlab/sim_kernel.h"
 
 namespace vmlab {
@@ -21,18 +22,6 @@ struct design {
   const char* name;
   std::vector<std::pair<std::string, std::string>> overrides;
 };
-
-op map_op(uint32_t pid, uint32_t map, bytes len, int32_t object) {
-  op o;
-  o.kind = op_kind::mmap;
-  o.pid = pid;
-  o.map = map;
-  o.len = len;
-  o.object = object;
-  o.shared = object >= 0;
-  o.prot = prot_read | prot_write;
-  return o;
-}
 
 bool check(const status& s, const char* what) {
   if (s.ok()) return true;
@@ -66,7 +55,7 @@ int run() {
       if (!kr.ok()) return check(kr.error(), "create"), 1;
       sim_kernel& k = *kr.value();
       if (!check(k.spawn(1), "spawn")) return 1;
-      if (!k.mmap(map_op(1, 0, kLen, 0)).ok() || !k.mmap(map_op(1, 1, kLen, -1)).ok()) return 1;
+      if (!k.mmap(ops::mmap_object(1, 0, 0, kLen).shared()).ok() || !k.mmap(ops::mmap_anon(1, 1, kLen)).ok()) return 1;
       if (!check(k.touch(1, 0, 0, kLen, 4096, false), "touch shm")) return 1;
       if (!check(k.touch(1, 1, 0, kLen, 4096, true), "touch anon")) return 1;
       for (uint32_t c = 2; c <= n; ++c) {

@@ -31,7 +31,7 @@ std::unique_ptr<sim_kernel> two_sharers(const std::string& profile) {
   auto k = std::move(r.value());
   for (uint32_t pid = 1; pid <= 2; ++pid) {
     EXPECT_TRUE(k->spawn(pid).ok());
-    EXPECT_TRUE(k->mmap(map_op(pid, 0, 8 * kPage, 0, true)).ok());
+    EXPECT_TRUE(k->mmap(ops::mmap_object(pid, 0, 0, 8 * kPage).shared()).ok());
     EXPECT_TRUE(k->touch(pid, 0, 0, 4 * kPage, kPage, false).ok());
   }
   EXPECT_EQ(k->check_invariants(), "");

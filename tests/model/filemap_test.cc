@@ -118,7 +118,7 @@ TEST(Filemap, IndexZeroAloneNeedsNoNode) {
   auto k = boot("linux-6.18");
   ASSERT_TRUE(k);
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 64 * kPage, kFile, true)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_object(1, 0, kFile, 64 * kPage).shared()).ok());
   // MADV_RANDOM: the fault reads its page alone (no read-around); fault-around maps only
   // cached pages.
   ASSERT_TRUE(k->madvise(1, 0, 0, 64 * kPage, advice::random).ok());
@@ -235,7 +235,7 @@ TEST(Filemap, MappedWritesDirtyMsyncCleans) {
   auto k = boot("linux-6.18");
   ASSERT_TRUE(k);
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 64 * kPage, kFile, true)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_object(1, 0, kFile, 64 * kPage).shared()).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, 64 * kPage, kPage, false).ok());
   EXPECT_EQ(k->meminfo_now().dirty, 0u);
   ASSERT_TRUE(k->touch(1, 0, 0, 10 * kPage, kPage, true).ok());  // write-notify: wp faults dirty them
@@ -254,7 +254,7 @@ TEST(Filemap, DirectReadCachesNothingButFaultsTheBuffer) {
   auto k = boot("linux-6.18");
   ASSERT_TRUE(k);
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 256 * kPage)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 256 * kPage)).ok());
   ASSERT_TRUE(k->file_io(ops::read(1, kFile, 0, 256 * kPage).into(0, 0).direct()).ok());
   EXPECT_EQ(k->meminfo_now().cached, 0u);
   EXPECT_EQ(nodes(*k), 0u);
@@ -273,13 +273,13 @@ TEST(Filemap, ReadvIntoASharedPoolMapsItsPages) {
   constexpr uint64_t kPool = 1024;  // pages
   for (uint32_t pid = 1; pid <= 7; ++pid) {
     ASSERT_TRUE(k->spawn(pid).ok());
-    ASSERT_TRUE(k->mmap(map_op(pid, 0, kPool * kPage, kShm, true)).ok());
+    ASSERT_TRUE(k->mmap(ops::mmap_object(pid, 0, kShm, kPool * kPage).shared()).ok());
     ASSERT_TRUE(k->touch(pid, 0, 0, kPool * kPage, kPage, false).ok());
   }
   auto chains = [&] { return row(k->slabinfo(false), "pte_chain")->active_objs; };
   EXPECT_EQ(chains(), kPool);  // 7 PTEs per page: one chain each
   ASSERT_TRUE(k->spawn(8).ok());
-  ASSERT_TRUE(k->mmap(map_op(8, 0, kPool * kPage, kShm, true)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_object(8, 0, kShm, kPool * kPage).shared()).ok());
   // 1,024 pages in 4 readv calls of 256 one-page iovecs each, O_DIRECT.
   for (uint64_t c = 0; c < 4; ++c)
     ASSERT_TRUE(k->file_io(ops::readv(8, kFile, c * 256 * kPage, 256 * kPage, 256).into(0, c * 256 * kPage).direct()).ok());
@@ -294,7 +294,7 @@ TEST(Filemap, ReadIntoAReadOnlyBufferIsEfault) {
   auto k = boot("linux-6.18");
   ASSERT_TRUE(k);
   ASSERT_TRUE(k->spawn(1).ok());
-  op m = map_op(1, 0, 16 * kPage);
+  op m = ops::mmap_anon(1, 0, 16 * kPage);
   m.prot = prot_read;
   ASSERT_TRUE(k->mmap(m).ok());
   status s = k->file_io(ops::read(1, kFile, 0, 16 * kPage).into(0, 0));
@@ -357,7 +357,7 @@ TEST(Filemap, ReadaheadAdviceSplitsAndMerges) {
   auto k = boot("linux-6.18");
   ASSERT_TRUE(k);
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 64 * kPage, kFile, true)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_object(1, 0, kFile, 64 * kPage).shared()).ok());
   auto vmas = [&] { return sim_kernel_internals::of(*k).mms.at(1)->vmas.size(); };
   EXPECT_EQ(vmas(), 1u);
   ASSERT_TRUE(k->madvise(1, 0, 16 * kPage, 16 * kPage, advice::random).ok());

@@ -22,7 +22,7 @@ const mm_struct& mm_of(sim_kernel& k, uint32_t pid) { return *sim_kernel_interna
 TEST(FindVmaCache, AVmaSplitUnderTheCacheAnswersForEachPart) {
   auto k = make("linux-6.18");
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 8 * kPage)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 8 * kPage)).ok());
   ASSERT_TRUE(k->touch_pages(1, 0, {0}, true).ok());
   ASSERT_NE(mm_of(*k, 1).mmap_cache, nullptr);
   // The cached VMA keeps pages 0-3 (shrunk in place); pages 4-7 become a new, read-only one.
@@ -36,13 +36,13 @@ TEST(FindVmaCache, AVmaSplitUnderTheCacheAnswersForEachPart) {
 TEST(FindVmaCache, AnUnmappedVmaIsForgotten) {
   auto k = make("linux-6.18");
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 8 * kPage)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 8 * kPage)).ok());
   ASSERT_TRUE(k->touch_pages(1, 0, {2}, true).ok());
   ASSERT_TRUE(k->munmap(1, 0, 0, 8 * kPage).ok());
   EXPECT_EQ(mm_of(*k, 1).mmap_cache, nullptr);
   EXPECT_FALSE(k->touch_pages(1, 0, {2}, false).ok());  // SIGSEGV: nothing is mapped there
   // A new mapping, read-only, where the old one was (the top-down search finds that gap).
-  op ro = map_op(1, 1, 8 * kPage);
+  op ro = ops::mmap_anon(1, 1, 8 * kPage);
   ro.prot = prot_read;
   ASSERT_TRUE(k->mmap(ro).ok());
   EXPECT_FALSE(k->touch_pages(1, 1, {2}, true).ok());
@@ -53,8 +53,8 @@ TEST(FindVmaCache, AnUnmappedVmaIsForgotten) {
 TEST(FindVmaCache, AVmaMergedAwayIsForgotten) {
   auto k = make("linux-6.18");
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 4 * kPage)).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 1, 4 * kPage)).ok());  // just below map 0: the two merge
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 4 * kPage)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 1, 4 * kPage)).ok());  // just below map 0: the two merge
   ASSERT_EQ(sim_kernel_internals::of(*k).mms.at(1)->vmas.size(), 1u);
   ASSERT_TRUE(k->mprotect(1, 1, 0, 4 * kPage, prot_read).ok());  // apart again
   ASSERT_TRUE(k->touch_pages(1, 1, {1}, false).ok());            // the cache: map 1's VMA
@@ -72,7 +72,7 @@ TEST(CheckInvariants, CatchesAnMmapCacheOnAnotherProcesssVma) {
   auto k = make("linux-6.18");
   for (uint32_t pid : {1u, 2u}) {
     ASSERT_TRUE(k->spawn(pid).ok());
-    ASSERT_TRUE(k->mmap(map_op(pid, 0, 4 * kPage)).ok());
+    ASSERT_TRUE(k->mmap(ops::mmap_anon(pid, 0, 4 * kPage)).ok());
   }
   ASSERT_EQ(k->check_invariants(), "");
   kernel& kk = sim_kernel_internals::of(*k);

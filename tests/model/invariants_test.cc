@@ -84,7 +84,7 @@ void cow_chain(const std::string& profile, int depth, uint64_t seed) {
   const bytes len = n * page;
   cow_reference ref(n);
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, len, -1, false, 4 * MiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, len).align(4 * MiB)).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, len, page, true).ok());
   ref.first_write(1);
   uint64_t cow = 0;
@@ -143,7 +143,7 @@ TEST(Invariants, CowChainsFreeAnonPagesExactly) {
 TEST(Invariants, CowCopyKeepsRssAnonAtOnePage) {
   auto k = make("linux-6.18");
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 4096)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 4096)).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, 4096, 4096, true).ok());
   ASSERT_TRUE(k->fork(1, 2).ok());
   ASSERT_TRUE(k->touch(2, 0, 0, 4096, 4096, true).ok());
@@ -162,7 +162,7 @@ TEST(Invariants, CowCopyKeepsRssAnonAtOnePage) {
 TEST(Invariants, EnomemAfterATableFillsKeepsTheFullBitmapShared) {
   auto setup = [](sim_kernel& k) {
     EXPECT_TRUE(k.spawn(1).ok());
-    EXPECT_TRUE(k.mmap(map_op(1, 0, 2 * MiB, -1, false, 2 * MiB)).ok());
+    EXPECT_TRUE(k.mmap(ops::mmap_anon(1, 0, 2 * MiB).align(2 * MiB)).ok());
     EXPECT_TRUE(k.touch(1, 0, 4096, 2 * MiB - 4096, 4096, true).ok());  // entries 1..511
     EXPECT_TRUE(k.fork(1, 2).ok());
   };
@@ -205,7 +205,7 @@ TEST(Invariants, SixtyFourProcessesShareOneShmObject) {
     const bytes align = std::min<bytes>(1 * GiB, f.at(std::max(0, f.nr_levels - 3)).span());
     for (uint32_t pid = 1; pid <= kProcs; ++pid) {
       ASSERT_TRUE(k->spawn(pid).ok());
-      auto a = k->mmap(map_op(pid, 0, kLen, 0, true, align));
+      auto a = k->mmap(ops::mmap_object(pid, 0, 0, kLen).shared().align(align));
       ASSERT_TRUE(a.ok()) << a.error().message();
       ASSERT_EQ(a.value() % align, 0u);
       ASSERT_TRUE(k->touch(pid, 0, 0, kLen, f.page_size(), pid % 2 == 0).ok());
@@ -269,7 +269,7 @@ TEST(Invariants, FiveLevelPagingAddsAP4dPage) {
   ASSERT_EQ(f.nr_levels, 5);
   ASSERT_TRUE(k->spawn(1).ok());
   EXPECT_EQ(levels(k->snapshot("")), "1,0,0,0,0");
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 1 * GiB, -1, false, 1 * GiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 1 * GiB).align(1 * GiB)).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, 1 * GiB, 4096, true).ok());
   const uint64_t ptes = 1 * GiB / f.pte().table_span();  // 512
   sample s = k->snapshot("");
@@ -280,7 +280,7 @@ TEST(Invariants, FiveLevelPagingAddsAP4dPage) {
   EXPECT_EQ(s.page_tables, (ptes + 1 + 1 + 1) * 4096 + 8192);
   // A second mapping under another PGD entry (each maps 2^48 bytes) needs its own P4D,
   // PUD, PMD and PTE pages.
-  op far = map_op(1, 1, 4096);
+  op far = ops::mmap_anon(1, 1, 4096);
   far.fixed = true;
   far.addr = vaddr{1} << 50;
   ASSERT_TRUE(k->mmap(far).ok());
@@ -315,7 +315,7 @@ TEST(Invariants, PaeCountsAndLifecycle) {
     ASSERT_TRUE(k->spawn(1).ok());
     EXPECT_EQ(levels(k->snapshot("")), "1,0,0,3,0");
     const bytes len = 512 * MiB;
-    auto a = k->mmap(map_op(1, 0, len, -1, false, 1 * GiB));
+    auto a = k->mmap(ops::mmap_anon(1, 0, len).align(1 * GiB));
     ASSERT_TRUE(a.ok());
     ASSERT_TRUE(k->touch(1, 0, 0, len, 4096, true).ok());
     const uint64_t ptes = len / f.pte().table_span();  // 512 MiB / 2 MiB = 256
@@ -357,11 +357,11 @@ uint64_t fault_around_faults(bytes phase, bytes len) {
   auto k = make("linux-6.18", {}, 0, {{"seg", object_kind::shm, 4 * MiB}});
   EXPECT_EQ(k->profile().fault_around_bytes, 64 * KiB);
   EXPECT_TRUE(k->spawn(1).ok());
-  EXPECT_TRUE(k->mmap(map_op(1, 0, 4 * MiB, 0, true, 2 * MiB)).ok());
+  EXPECT_TRUE(k->mmap(ops::mmap_object(1, 0, 0, 4 * MiB).shared().align(2 * MiB)).ok());
   EXPECT_TRUE(k->touch(1, 0, 0, 4 * MiB, 4096, false).ok());
   EXPECT_EQ(k->faults(), 1024u);  // nothing cached yet: one fault per page
   EXPECT_TRUE(k->spawn(2).ok());
-  auto a = k->mmap(map_op(2, 0, len, 0, true, 2 * MiB, phase));
+  auto a = k->mmap(ops::mmap_object(2, 0, 0, len).shared().align(2 * MiB, phase));
   EXPECT_TRUE(a.ok());
   EXPECT_EQ(a.value() % (2 * MiB), phase);
   const uint64_t before = k->faults();

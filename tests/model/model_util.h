@@ -1,5 +1,6 @@
-// Helpers shared by the model tests: a kernel from a profile name, an mmap op, and the
-// compact "pgd,p4d,pud,pmd,pte" view of page-table pages per level.
+// Helpers shared by the model tests: a kernel from a profile name and the compact
+// "pgd,p4d,pud,pmd,pte" view of page-table pages per level. Ops come from
+// vmlab/op_builder.h (ops::mmap_anon, ops::mmap_object, ...).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "vmlab/op_builder.h"
 #include "vmlab/sim_kernel.h"
 
 namespace vmlab {
@@ -40,20 +42,6 @@ inline std::unique_ptr<sim_kernel> make(const std::string& profile,
   m.overrides = std::move(ov);
   m.memory = memory;
   return make(m, objs);
-}
-
-inline op map_op(uint32_t pid, uint32_t map, bytes len, int32_t object = -1, bool shared = false, bytes align = 0,
-                 bytes phase = 0) {
-  op o;
-  o.kind = op_kind::mmap;
-  o.pid = pid;
-  o.map = map;
-  o.len = len;
-  o.object = object;
-  o.shared = shared;
-  o.align = align;
-  o.phase_off = phase;
-  return o;
 }
 
 inline const proc_sample& proc(const sample& s, uint32_t pid) {

@@ -16,7 +16,7 @@ using namespace vmlab::testing;
 TEST(Pgtable, OneGiBAlignedAnonTouchOnX86_64) {
   auto k = make("linux-6.18");
   ASSERT_TRUE(k->spawn(1).ok());
-  auto a = k->mmap(map_op(1, 0, 1 * GiB, -1, false, 1 * GiB));
+  auto a = k->mmap(ops::mmap_anon(1, 0, 1 * GiB).align(1 * GiB));
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a.value() % GiB, 0u);
   ASSERT_TRUE(k->touch(1, 0, 0, 1 * GiB, 4096, true).ok());
@@ -34,7 +34,7 @@ TEST(Pgtable, OneGiBAlignedAnonTouchOnX86_64) {
 TEST(Pgtable, SparseTouchCostsTheSamePageTables) {
   auto k = make("linux-6.18");
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 1 * GiB, -1, false, 1 * GiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 1 * GiB).align(1 * GiB)).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, 1 * GiB, 2 * MiB, false).ok());
   const sample s = k->snapshot("t");
   EXPECT_EQ(levels(s), "1,0,1,1,512");
@@ -46,7 +46,7 @@ TEST(Pgtable, StraddlingMappingsNeedAnExtraTable) {
   for (bytes phase : {bytes{0}, 1 * MiB}) {
     auto k = make("linux-6.18");
     ASSERT_TRUE(k->spawn(1).ok());
-    ASSERT_TRUE(k->mmap(map_op(1, 0, 64 * MiB, -1, false, 2 * MiB, phase)).ok());
+    ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 64 * MiB).align(2 * MiB, phase)).ok());
     ASSERT_TRUE(k->touch(1, 0, 0, 64 * MiB, 4096, true).ok());
     const uint64_t expect = 64 * MiB / (2 * MiB) + (phase ? 1 : 0);
     EXPECT_EQ(pages(k->snapshot(""), level::pte), expect) << "phase " << phase;
@@ -54,7 +54,7 @@ TEST(Pgtable, StraddlingMappingsNeedAnExtraTable) {
   // Across a 1 GiB boundary: two PMD pages.
   auto k = make("linux-6.18");
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 64 * MiB, -1, false, 1 * GiB, 1 * GiB - 32 * MiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 64 * MiB).align(1 * GiB, 1 * GiB - 32 * MiB)).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, 64 * MiB, 4096, false).ok());
   EXPECT_EQ(levels(k->snapshot("")), "1,0,1,2,32");
 }
@@ -62,7 +62,7 @@ TEST(Pgtable, StraddlingMappingsNeedAnExtraTable) {
 TEST(Pgtable, I386TwoLevelFoldsThePmd) {
   auto k = make("linux-2.5.26");
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 64 * MiB, -1, false, 4 * MiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 64 * MiB).align(4 * MiB)).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, 64 * MiB, 4096, true).ok());
   const sample s = k->snapshot("");
   // A PTE page maps 1024 x 4 KiB = 4 MiB; no PMD/PUD level exists.
@@ -77,7 +77,7 @@ TEST(Pgtable, PaePreallocatesPmdsAndCountsOnlyPtes) {
   EXPECT_EQ(levels(s), "1,0,0,3,0");  // 32-byte PGD + 3 user PMDs from pgd_alloc
   EXPECT_EQ(proc(s, 1).vmpte, 0u);
   EXPECT_EQ(s.page_tables, 0u);
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 64 * MiB, -1, false, 2 * MiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 64 * MiB).align(2 * MiB)).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, 64 * MiB, 4096, true).ok());
   s = k->snapshot("");
   EXPECT_EQ(levels(s), "1,0,0,3,32");
@@ -91,10 +91,10 @@ TEST(Pgtable, PaePreallocatesPmdsAndCountsOnlyPtes) {
 TEST(Pgtable, FreePgtablesKeepsTablesSharedWithANeighbour) {
   auto k = make("linux-6.18");
   ASSERT_TRUE(k->spawn(1).ok());
-  op a = map_op(1, 0, 1 * MiB);
+  op a = ops::mmap_anon(1, 0, 1 * MiB);
   a.fixed = true;
   a.addr = 0x200000000000ull;
-  op b = map_op(1, 1, 1 * MiB);
+  op b = ops::mmap_anon(1, 1, 1 * MiB);
   b.fixed = true;
   b.addr = 0x200000000000ull + 1 * MiB;
   b.prot = prot_read;  // different flags: no merge
@@ -113,7 +113,7 @@ TEST(Pgtable, FreePgtablesKeepsTablesSharedWithANeighbour) {
 TEST(Pgtable, PartialMunmapFreesOnlyWholeSpans) {
   auto k = make("linux-6.18");
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 64 * MiB, -1, false, 2 * MiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 64 * MiB).align(2 * MiB)).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, 64 * MiB, 4096, true).ok());
   // Unmap 8 MiB + 1 MiB from the middle, starting 1 MiB into a PTE page's span: the PTE
   // pages fully inside [start, end) go (4), the two partial ones stay.
@@ -131,18 +131,18 @@ TEST(Mmap, TopDownTakesTheHighestHoleAfterAMunmap) {
   // Four 4 KiB mappings, 8 KiB aligned: each goes below the last, a 4 KiB gap between.
   std::vector<vaddr> at;
   for (uint32_t m = 0; m < 4; ++m) {
-    auto a = k->mmap(map_op(1, m, 4 * KiB, -1, false, 8 * KiB));
+    auto a = k->mmap(ops::mmap_anon(1, m, 4 * KiB).align(8 * KiB));
     ASSERT_TRUE(a.ok());
     at.push_back(*a);
   }
   for (size_t m = 1; m < at.size(); ++m) EXPECT_EQ(at[m], at[m - 1] - 8 * KiB);
   // The second one goes; the next mapping of its size takes its place, the highest fit.
   ASSERT_TRUE(k->munmap(1, 1, 0, 4 * KiB).ok());
-  auto again = k->mmap(map_op(1, 4, 4 * KiB, -1, false, 8 * KiB));
+  auto again = k->mmap(ops::mmap_anon(1, 4, 4 * KiB).align(8 * KiB));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, at[1]);
   // And the one after that goes below the lowest, where the run had got to.
-  auto next = k->mmap(map_op(1, 5, 4 * KiB, -1, false, 8 * KiB));
+  auto next = k->mmap(ops::mmap_anon(1, 5, 4 * KiB).align(8 * KiB));
   ASSERT_TRUE(next.ok());
   EXPECT_EQ(*next, at[3] - 8 * KiB);
   EXPECT_EQ(k->check_invariants(), "");
@@ -151,7 +151,7 @@ TEST(Mmap, TopDownTakesTheHighestHoleAfterAMunmap) {
 TEST(Pgtable, OldKernelsFreeOnlyWholePgdEntries) {
   auto k = make("linux-2.5.26");
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 64 * MiB, -1, false, 4 * MiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 64 * MiB).align(4 * MiB)).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, 64 * MiB, 4096, true).ok());
   // 6 MiB from offset 2 MiB: only the PGD entry [4 MiB, 8 MiB) lies wholly inside.
   ASSERT_TRUE(k->munmap(1, 0, 2 * MiB, 6 * MiB).ok());
@@ -162,9 +162,9 @@ TEST(Pgtable, ForkCopiesOnlyVmasWithAnonVma) {
   std::vector<object_decl> objs = {{"seg", object_kind::shm, 256 * MiB}};
   auto k = make("linux-6.18", {}, 0, objs);
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 256 * MiB, 0, true, 2 * MiB)).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 1, 64 * MiB, -1, false, 2 * MiB)).ok());
-  op ro = map_op(1, 2, 64 * MiB, -1, false, 2 * MiB);
+  ASSERT_TRUE(k->mmap(ops::mmap_object(1, 0, 0, 256 * MiB).shared().align(2 * MiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 1, 64 * MiB).align(2 * MiB)).ok());
+  op ro = ops::mmap_anon(1, 2, 64 * MiB).align(2 * MiB);
   ro.prot = prot_read;  // different flags, so vma_merge keeps it apart from map 1
   ASSERT_TRUE(k->mmap(ro).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, 256 * MiB, 4096, true).ok());
@@ -179,7 +179,7 @@ TEST(Pgtable, ForkCopiesOnlyVmasWithAnonVma) {
   // Before 2.6.14 fork copied everything.
   auto old = make("linux-6.18", {{"fork_skips_shared", "false"}}, 0, objs);
   ASSERT_TRUE(old->spawn(1).ok());
-  ASSERT_TRUE(old->mmap(map_op(1, 0, 256 * MiB, 0, true, 2 * MiB)).ok());
+  ASSERT_TRUE(old->mmap(ops::mmap_object(1, 0, 0, 256 * MiB).shared().align(2 * MiB)).ok());
   ASSERT_TRUE(old->touch(1, 0, 0, 256 * MiB, 4096, true).ok());
   ASSERT_TRUE(old->fork(1, 2).ok());
   EXPECT_EQ(proc(old->snapshot(""), 2).vmpte, (128u + 1 + 1) * 4096);
@@ -190,7 +190,7 @@ TEST(Pgtable, ForkCopiesOnlyVmasWithAnonVma) {
 TEST(Pgtable, CowAfterForkCopiesOnlyWhileShared) {
   auto k = make("linux-6.18");
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 8 * MiB, -1, false, 2 * MiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 8 * MiB).align(2 * MiB)).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, 8 * MiB, 4096, true).ok());
   ASSERT_TRUE(k->fork(1, 2).ok());
   const uint64_t n = 8 * MiB / 4096;
@@ -208,7 +208,7 @@ TEST(Pgtable, MadvDontneedReclaimsWholeEmptyPtePagesOnlyWithPtReclaim) {
   for (bool reclaim : {true, false}) {
     auto k = make("linux-6.18", {{"pt_reclaim", reclaim ? "true" : "false"}});
     ASSERT_TRUE(k->spawn(1).ok());
-    ASSERT_TRUE(k->mmap(map_op(1, 0, 64 * MiB, -1, false, 2 * MiB)).ok());
+    ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 64 * MiB).align(2 * MiB)).ok());
     ASSERT_TRUE(k->touch(1, 0, 0, 64 * MiB, 4096, true).ok());
     // [3 MiB, 11 MiB): covers the spans [4,6), [6,8), [8,10) wholly; [2,4) and [10,12) partly.
     ASSERT_TRUE(k->madvise_dontneed(1, 0, 3 * MiB, 8 * MiB).ok());
@@ -223,7 +223,7 @@ TEST(Pgtable, MadvDontneedReclaimsWholeEmptyPtePagesOnlyWithPtReclaim) {
 TEST(Pgtable, MprotectSplitsAndMergesWithoutTouchingTables) {
   auto k = make("linux-6.18");
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 16 * MiB, -1, false, 2 * MiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 16 * MiB).align(2 * MiB)).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, 16 * MiB, 4096, true).ok());
   ASSERT_TRUE(k->mprotect(1, 0, 4 * MiB, 4 * MiB, prot_read).ok());
   EXPECT_FALSE(k->touch(1, 0, 4 * MiB, 4096, 4096, true).ok());  // SIGSEGV on a read-only page
@@ -238,8 +238,8 @@ TEST(Pgtable, FaultAroundMapsCachedNeighbours) {
   auto k = make("linux-6.18", {}, 0, objs);
   ASSERT_TRUE(k->spawn(1).ok());
   ASSERT_TRUE(k->spawn(2).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 2 * MiB, 0, true, 2 * MiB)).ok());
-  ASSERT_TRUE(k->mmap(map_op(2, 0, 2 * MiB, 0, true, 2 * MiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_object(1, 0, 0, 2 * MiB).shared().align(2 * MiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_object(2, 0, 0, 2 * MiB).shared().align(2 * MiB)).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, 2 * MiB, 4096, false).ok());  // populates the cache: 512 faults
   EXPECT_EQ(k->faults(), 512u);
   ASSERT_TRUE(k->touch(2, 0, 0, 2 * MiB, 4096, false).ok());  // 64 KiB windows: 32 faults
@@ -250,7 +250,7 @@ TEST(Pgtable, FaultAroundMapsCachedNeighbours) {
 TEST(Pgtable, ExhaustedMemoryFailsTheFaultAsENOMEM) {
   auto k = make("linux-6.18", {}, 64 * MiB);
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 128 * MiB, -1, false, 2 * MiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 128 * MiB).align(2 * MiB)).ok());
   status s = k->touch(1, 0, 0, 128 * MiB, 4096, true);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message().rfind("ENOMEM: out of memory allocating an anonymous page", 0), 0u) << s.message();
@@ -262,7 +262,7 @@ TEST(Pgtable, ExhaustedMemoryFailsTheFaultAsENOMEM) {
 TEST(Pgtable, FixedOverlapIsEEXIST) {
   auto k = make("linux-6.18");
   ASSERT_TRUE(k->spawn(1).ok());
-  op a = map_op(1, 0, 4 * MiB);
+  op a = ops::mmap_anon(1, 0, 4 * MiB);
   a.fixed = true;
   a.addr = 0x200000000000ull;
   ASSERT_TRUE(k->mmap(a).ok());
@@ -276,8 +276,8 @@ TEST(Pgtable, FixedOverlapIsEEXIST) {
 TEST(Pgtable, AdjacentAnonMappingsMergeAndForkCopiesTheMergedVma) {
   auto k = make("linux-6.18");
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 64 * MiB, -1, false, 2 * MiB)).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 1, 64 * MiB)).ok());  // directly below: same flags, merges
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 64 * MiB).align(2 * MiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 1, 64 * MiB)).ok());  // directly below: same flags, merges
   ASSERT_TRUE(k->touch(1, 0, 0, 64 * MiB, 4096, true).ok());
   ASSERT_TRUE(k->touch(1, 1, 0, 64 * MiB, 4096, false).ok());
   ASSERT_TRUE(k->fork(1, 2).ok());
@@ -288,8 +288,8 @@ TEST(Pgtable, AdjacentAnonMappingsMergeAndForkCopiesTheMergedVma) {
 TEST(Pgtable, TopDownPlacementIsDeterministicAndAdjacent) {
   auto k = make("linux-6.18");
   ASSERT_TRUE(k->spawn(1).ok());
-  auto a = k->mmap(map_op(1, 0, 4 * MiB));
-  auto b = k->mmap(map_op(1, 1, 4 * MiB));
+  auto a = k->mmap(ops::mmap_anon(1, 0, 4 * MiB));
+  auto b = k->mmap(ops::mmap_anon(1, 1, 4 * MiB));
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a.value(), k->profile().mmap_base - 4 * MiB);
   EXPECT_EQ(b.value(), a.value() - 4 * MiB);
@@ -300,7 +300,7 @@ TEST(Pgtable, TopDownFallsBackToBottomUpForHugeMappings) {
   ASSERT_TRUE(k->spawn(1).ok());
   // 64 TiB does not fit below mmap_base (64 TiB, minus mmap_min_addr): the kernel retries
   // bottom-up from TASK_UNMAPPED_BASE = TASK_SIZE / 3.
-  auto a = k->mmap(map_op(1, 0, 64 * TiB));
+  auto a = k->mmap(ops::mmap_anon(1, 0, 64 * TiB));
   ASSERT_TRUE(a.ok()) << a.error().to_string();
   EXPECT_EQ(a.value(), round_up(k->profile().paging.task_size / 3, 4096));
 }

@@ -77,7 +77,7 @@ TEST(Ppc64, OneGiBOfASharedSegmentOn2_6_15) {
   EXPECT_EQ(p.objs.slab.cache_line, 128u);  // L1_CACHE_SHIFT 7
   for (uint32_t pid : {1u, 2u}) {
     ASSERT_TRUE(k->spawn(pid).ok());
-    ASSERT_TRUE(k->mmap(map_op(pid, 0, 1 * GiB, 0, true, 1 * GiB)).ok());
+    ASSERT_TRUE(k->mmap(ops::mmap_object(pid, 0, 0, 1 * GiB).shared().align(1 * GiB)).ok());
     ASSERT_TRUE(k->touch(pid, 0, 0, 1 * GiB, f.page_size(), false).ok());
   }
   const sample s = k->snapshot("");
@@ -225,7 +225,7 @@ TEST(Ppc64, FragmentAccountingForOneSixteenAndSeventeenPteTables) {
     const int pte = f.nr_levels - 1, pmd = pte - 1, pud = pmd - 1;
     const bytes len = t * f.pte().table_span();
     ASSERT_TRUE(k->spawn(1).ok());
-    ASSERT_TRUE(k->mmap(map_op(1, 0, len, 0, true, f.at(pmd).table_span())).ok());
+    ASSERT_TRUE(k->mmap(ops::mmap_object(1, 0, 0, len).shared().align(f.at(pmd).table_span())).ok());
     ASSERT_TRUE(k->touch(1, 0, 0, len, f.page_size(), true).ok());
     const sample s = k->snapshot("");
     EXPECT_EQ(pages(s, level::pte), t);
@@ -250,7 +250,7 @@ TEST(Ppc64, FragmentPagesServeOneMmEach) {
   const paging_format& f = k->profile().paging;
   for (uint32_t pid : {1u, 2u}) {
     ASSERT_TRUE(k->spawn(pid).ok());
-    ASSERT_TRUE(k->mmap(map_op(pid, 0, f.pte().table_span(), 0, true, f.pte().table_span())).ok());
+    ASSERT_TRUE(k->mmap(ops::mmap_object(pid, 0, 0, f.pte().table_span()).shared().align(f.pte().table_span())).ok());
     ASSERT_TRUE(k->touch(pid, 0, 0, f.page_size(), f.page_size(), false).ok());
   }
   // Two processes, one PTE table and one PMD table each: four pages, not two, because a
@@ -265,7 +265,7 @@ TEST(Ppc64, SixteenMiBHugetlbPagesAreOnePmdEntryOnHash64K) {
   const paging_format& f = k->profile().paging;
   EXPECT_EQ(hugetlb_page_sizes(k->profile()), std::vector<bytes>{16 * MiB});
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 256 * MiB, 0, true, 16 * MiB)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_object(1, 0, 0, 256 * MiB).shared().align(16 * MiB)).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, 256 * MiB, 16 * MiB, true).ok());
   const sample s = k->snapshot("");
   // No PTE table: 16 leaves in one PMD fragment (1024 entries of 16 MiB).

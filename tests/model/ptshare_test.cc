@@ -22,7 +22,6 @@ namespace vmlab {
 namespace {
 
 using testing::make;
-using testing::map_op;
 using testing::pages;
 using testing::proc;
 

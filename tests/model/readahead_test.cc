@@ -14,7 +14,6 @@ namespace vmlab {
 namespace {
 
 using testing::make;
-using testing::map_op;
 using testing::proc;
 
 constexpr uint64_t kPage = 4096;
@@ -27,7 +26,7 @@ std::unique_ptr<sim_kernel> one_mapping(const std::string& profile = "linux-6.18
   auto k = make(profile, {}, 1 * GiB, {{"data", object_kind::file, kFile, 0}});
   if (!k) return nullptr;
   EXPECT_TRUE(k->spawn(1).ok());
-  EXPECT_TRUE(k->mmap(map_op(1, 0, kFile, 0, true, 2 * MiB)).ok());
+  EXPECT_TRUE(k->mmap(ops::mmap_object(1, 0, 0, kFile).shared().align(2 * MiB)).ok());
   if (adv >= 0) {
     EXPECT_TRUE(k->madvise(1, 0, 0, kFile, static_cast<advice>(adv)).ok());
   }
@@ -121,7 +120,7 @@ std::unique_ptr<sim_kernel> sparse_reads(std::vector<std::pair<std::string, std:
   auto k = make("linux-6.18", std::move(ov), 1 * GiB, {{"data", object_kind::file, kBig, 0}});
   if (!k) return nullptr;
   EXPECT_TRUE(k->spawn(1).ok());
-  EXPECT_TRUE(k->mmap(map_op(1, 0, kBig, 0, true, 2 * MiB)).ok());
+  EXPECT_TRUE(k->mmap(ops::mmap_object(1, 0, 0, kBig).shared().align(2 * MiB)).ok());
   std::vector<uint64_t> pages;
   for (uint64_t p = 64; p < kBig / kPage; p += 64) pages.push_back(p);
   EXPECT_TRUE(k->touch_pages(1, 0, pages, false).ok());

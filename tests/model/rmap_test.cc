@@ -65,7 +65,7 @@ page_info page(const sim_kernel& k, uint32_t pid, uint32_t map, uint64_t pg) {
 void attach_shm(sim_kernel& k, uint32_t first, uint32_t last, uint64_t pages, uint64_t pg, bool write = false) {
   for (uint32_t pid = first; pid <= last; ++pid) {
     ASSERT_TRUE(k.spawn(pid).ok());
-    ASSERT_TRUE(k.mmap(map_op(pid, 0, pages * kPage, 0, true)).ok());
+    ASSERT_TRUE(k.mmap(ops::mmap_object(pid, 0, 0, pages * kPage).shared()).ok());
     ASSERT_TRUE(k.touch(pid, 0, pg * kPage, kPage, kPage, write).ok()) << "pid " << pid;
   }
 }
@@ -155,8 +155,8 @@ TEST(RmapPteChain, OneProcessMappingAPageTwiceNeedsAChain) {
   auto k = boot("linux-2.5.26", {}, 0, one_shm(), 32);
   ASSERT_TRUE(k);
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 16 * kPage, 0, true)).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 1, 16 * kPage, 0, true)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_object(1, 0, 0, 16 * kPage).shared()).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_object(1, 1, 0, 16 * kPage).shared()).ok());
   ASSERT_TRUE(k->touch(1, 0, 3 * kPage, kPage, kPage, false).ok());
   EXPECT_TRUE(page(*k, 1, 0, 3).direct);
   ASSERT_TRUE(k->touch(1, 1, 3 * kPage, kPage, kPage, false).ok());
@@ -361,7 +361,7 @@ TEST(RmapPteChain, AnonymousPageSharedByForkThenCow) {
   auto k = boot("linux-2.5.26", {}, 0, {}, 32);
   ASSERT_TRUE(k);
   ASSERT_TRUE(k->spawn(1).ok());
-  ASSERT_TRUE(k->mmap(map_op(1, 0, 4 * kPage)).ok());
+  ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 4 * kPage)).ok());
   ASSERT_TRUE(k->touch(1, 0, 0, kPage, kPage, true).ok());
   // A freshly written anonymous page: mapped once, PageDirect.
   EXPECT_TRUE(page(*k, 1, 0, 0).anon);
@@ -432,7 +432,7 @@ TEST(RmapAnonVma, NoPerPageCostAndNoPteChainCache) {
     // One process, one private anonymous VMA: one page written, then 511 more. The first
     // write (anon_vma_prepare) costs 1 anon_vma (+ 1 AVC on 6.18); the rest nothing.
     ASSERT_TRUE(k->spawn(1).ok());
-    ASSERT_TRUE(k->mmap(map_op(1, 0, 512 * kPage)).ok());
+    ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 512 * kPage)).ok());
     EXPECT_OBJECTS(*k, 1, 0, 0);  // mmap alone: just the VMA
     ASSERT_TRUE(k->touch(1, 0, 0, kPage, kPage, true).ok());
     const uint64_t avc = profile == "linux-6.18" ? 1 : 0;
@@ -466,7 +466,7 @@ TEST(RmapAnonVma, MappedStaysExactOnceAnObjectIsMappedInFull) {
   ASSERT_TRUE(k);
   auto attach = [&](uint32_t pid, int32_t object, uint64_t first, uint64_t pages) {
     ASSERT_TRUE(k->spawn(pid).ok());
-    ASSERT_TRUE(k->mmap(map_op(pid, 0, 64 * kPage, object, true)).ok());
+    ASSERT_TRUE(k->mmap(ops::mmap_object(pid, 0, object, 64 * kPage).shared()).ok());
     ASSERT_TRUE(k->touch(pid, 0, first * kPage, pages * kPage, kPage, false).ok()) << "pid " << pid;
   };
   auto mapped_pages = [&] { return k->meminfo_now().mapped / kPage; };
@@ -509,7 +509,7 @@ TEST(RmapAnonVma, ForkChainsOfDepth1To5) {
         auto k = boot(c.profile, c.ov);
         ASSERT_TRUE(k);
         ASSERT_TRUE(k->spawn(1).ok());
-        ASSERT_TRUE(k->mmap(map_op(1, 0, 8 * kPage)).ok());
+        ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 8 * kPage)).ok());
         ASSERT_TRUE(k->touch(1, 0, 0, 8 * kPage, kPage, true).ok());
         for (uint32_t i = 1; i <= d; ++i) {
           ASSERT_TRUE(k->fork(i, i + 1).ok());
@@ -543,7 +543,7 @@ TEST(RmapAnonVma, ReuseAfterTheMiddleProcessExits) {
     auto k = boot("linux-6.18", reuse ? overrides{} : overrides{{"anon_vma_reuse", "false"}});
     ASSERT_TRUE(k);
     ASSERT_TRUE(k->spawn(1).ok());
-    ASSERT_TRUE(k->mmap(map_op(1, 0, 4 * kPage)).ok());
+    ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 4 * kPage)).ok());
     ASSERT_TRUE(k->touch(1, 0, 0, 4 * kPage, kPage, true).ok());
     ASSERT_TRUE(k->fork(1, 2).ok());
     ASSERT_TRUE(k->fork(2, 3).ok());
@@ -583,7 +583,7 @@ TEST(RmapAnonVma, ForkAndExitChainStopsGrowingWithReuse) {
     auto k = boot("linux-6.18", reuse ? overrides{} : overrides{{"anon_vma_reuse", "false"}});
     ASSERT_TRUE(k);
     ASSERT_TRUE(k->spawn(1).ok());
-    ASSERT_TRUE(k->mmap(map_op(1, 0, 4 * kPage)).ok());
+    ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 4 * kPage)).ok());
     ASSERT_TRUE(k->touch(1, 0, 0, 4 * kPage, kPage, true).ok());
     ASSERT_TRUE(k->fork(1, 2).ok());
     EXPECT_OBJECTS(*k, 2, 2, 3);  // d = 1: A, B; P1 1 AVC + P2 2 AVCs
@@ -613,7 +613,7 @@ TEST(RmapAnonVma, MprotectSplitAddsVmasAndAvcsButNoAnonVma) {
     auto k = boot(profile);
     ASSERT_TRUE(k);
     ASSERT_TRUE(k->spawn(1).ok());
-    ASSERT_TRUE(k->mmap(map_op(1, 0, 16 * kPage)).ok());
+    ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 16 * kPage)).ok());
     ASSERT_TRUE(k->touch(1, 0, 0, 16 * kPage, kPage, true).ok());
     EXPECT_OBJECTS(*k, 1, 1, avc ? 1 : 0);
     ASSERT_TRUE(k->mprotect(1, 0, 4 * kPage, 4 * kPage, prot_read).ok());
@@ -640,11 +640,11 @@ TEST(RmapAnonVma, AdjacentVmaBorrowsItsNeighboursAnonVma) {
     auto k = boot(profile);
     ASSERT_TRUE(k);
     ASSERT_TRUE(k->spawn(1).ok());
-    auto a = k->mmap(map_op(1, 0, 8 * kPage));
+    auto a = k->mmap(ops::mmap_anon(1, 0, 8 * kPage));
     ASSERT_TRUE(a.ok());
     ASSERT_TRUE(k->touch(1, 0, 0, 8 * kPage, kPage, true).ok());
     ASSERT_TRUE(k->mprotect(1, 0, 0, 8 * kPage, prot_read).ok());
-    auto b = k->mmap(map_op(1, 1, 8 * kPage));
+    auto b = k->mmap(ops::mmap_anon(1, 1, 8 * kPage));
     ASSERT_TRUE(b.ok());
     ASSERT_EQ(b.value() + 8 * kPage, a.value()) << "B is not adjacent below A";
     EXPECT_OBJECTS(*k, 2, 1, avc ? 1 : 0);
@@ -672,13 +672,13 @@ TEST(RmapAnonVma, AdjacentVmaBorrowsItsNeighboursAnonVma) {
 void ten_sharers(sim_kernel& k) {
   for (uint32_t pid = 1; pid <= 10; ++pid) {
     ASSERT_TRUE(k.spawn(pid).ok());
-    ASSERT_TRUE(k.mmap(map_op(pid, 0, 16 * kPage, 0, true)).ok());
-    ASSERT_TRUE(k.mmap(map_op(pid, 1, 8 * kPage)).ok());
+    ASSERT_TRUE(k.mmap(ops::mmap_object(pid, 0, 0, 16 * kPage).shared()).ok());
+    ASSERT_TRUE(k.mmap(ops::mmap_anon(pid, 1, 8 * kPage)).ok());
     ASSERT_TRUE(k.touch(pid, 0, 3 * kPage, kPage, kPage, false).ok());
     ASSERT_TRUE(k.touch(pid, 1, 0, 8 * kPage, kPage, true).ok());
   }
   ASSERT_TRUE(k.spawn(11).ok());
-  ASSERT_TRUE(k.mmap(map_op(11, 0, 1024 * kPage)).ok());
+  ASSERT_TRUE(k.mmap(ops::mmap_anon(11, 0, 1024 * kPage)).ok());
 }
 
 void expect_unmapped_everywhere(sim_kernel& k) {
@@ -779,7 +779,7 @@ TEST(RmapWalk, NoneSchemeScanMatchesOnlyThePage) {
   ASSERT_TRUE(k);
   for (uint32_t pid = 1; pid <= 2; ++pid) {
     ASSERT_TRUE(k->spawn(pid).ok());
-    ASSERT_TRUE(k->mmap(map_op(pid, 0, 16 * kPage, 0, true)).ok());
+    ASSERT_TRUE(k->mmap(ops::mmap_object(pid, 0, 0, 16 * kPage).shared()).ok());
     ASSERT_TRUE(k->touch(pid, 0, 0, 4 * kPage, kPage, false).ok());
   }
   ASSERT_EQ(page(*k, 1, 0, 2).mapcount, 2u);
@@ -799,7 +799,7 @@ TEST(RmapWalk, NoneSchemeScanMatchesOnlyThePage) {
   ASSERT_TRUE(pc);
   for (uint32_t pid = 1; pid <= 2; ++pid) {
     ASSERT_TRUE(pc->spawn(pid).ok());
-    ASSERT_TRUE(pc->mmap(map_op(pid, 0, 16 * kPage, 0, true)).ok());
+    ASSERT_TRUE(pc->mmap(ops::mmap_object(pid, 0, 0, 16 * kPage).shared()).ok());
     ASSERT_TRUE(pc->touch(pid, 0, 0, 4 * kPage, kPage, false).ok());
   }
   EXPECT_EQ(pc->page_referenced(1, 0, 2 * kPage).value(), 2u);
@@ -832,7 +832,7 @@ TEST(RmapWalk, TryToUnmapLeavesLockedMappings) {
     auto k = boot(profile, ov, 0, one_shm());
     ASSERT_TRUE(k);
     ASSERT_TRUE(k->spawn(1).ok());
-    op o = map_op(1, 0, 4 * kPage, 0, true);
+    op o = ops::mmap_object(1, 0, 0, 4 * kPage).shared();
     o.locked = true;  // populated by mmap: 4 pages mapped
     ASSERT_TRUE(k->mmap(o).ok());
     ASSERT_EQ(proc(k->snapshot(""), 1).rss_shmem, 4u);
@@ -876,7 +876,7 @@ TEST(RmapWalk, AnonymousPageSharedDownAForkChain) {
     auto k = boot(c.profile);
     ASSERT_TRUE(k);
     ASSERT_TRUE(k->spawn(1).ok());
-    ASSERT_TRUE(k->mmap(map_op(1, 0, 2 * kPage)).ok());
+    ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 2 * kPage)).ok());
     ASSERT_TRUE(k->touch(1, 0, 0, 2 * kPage, kPage, true).ok());
     ASSERT_TRUE(k->fork(1, 2).ok());
     ASSERT_TRUE(k->touch(2, 0, kPage, kPage, kPage, true).ok());
@@ -985,11 +985,11 @@ lowmem_result run_lowmem(const std::string& profile, const overrides& ov, uint32
   if (!k) return res;
   // Setup (pids 1000+).
   EXPECT_TRUE(k->spawn(1000).ok());
-  EXPECT_TRUE(k->mmap(map_op(1000, 0, 32768 * kPage)).ok());
+  EXPECT_TRUE(k->mmap(ops::mmap_anon(1000, 0, 32768 * kPage)).ok());
   EXPECT_TRUE(k->touch(1000, 0, 0, 32768 * kPage, kPage, true).ok());
   for (uint64_t off = 0, pid = 1001; off < kFillerPages; off += 32768, ++pid) {
     const uint64_t n = std::min<uint64_t>(32768, kFillerPages - off);
-    op o = map_op(uint32_t(pid), 0, n * kPage, 0, true);
+    op o = ops::mmap_object(uint32_t(pid), 0, 0, n * kPage).shared();
     o.obj_off = off * kPage;
     EXPECT_TRUE(k->spawn(uint32_t(pid)).ok());
     EXPECT_TRUE(k->mmap(o).ok());
@@ -1004,7 +1004,7 @@ lowmem_result run_lowmem(const std::string& profile, const overrides& ov, uint32
   for (uint32_t pid = 1; pid <= procs; ++pid) {
     status s = k->spawn(pid);
     if (s.ok()) {
-      auto m = k->mmap(map_op(pid, 0, kSegmentPages * kPage, 1, true));
+      auto m = k->mmap(ops::mmap_object(pid, 0, 1, kSegmentPages * kPage).shared());
       s = m.ok() ? k->touch(pid, 0, 0, kSegmentPages * kPage, kPage, true) : m.error();
     }
     if (!s.ok()) {

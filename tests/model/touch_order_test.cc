@@ -28,7 +28,6 @@ namespace vmlab {
 namespace {
 
 using testing::make;
-using testing::map_op;
 
 constexpr uint64_t kPage = 4096;
 #ifdef VMLAB_SANITIZED
@@ -135,7 +134,7 @@ TEST_P(TouchOrderDifferential, ReorderedBatchesMatchTheGivenOrder) {
       both("spawn", [&](sim_kernel& k) { return k.spawn(pid); });
       for (const map_decl& m : kMaps)
         both("mmap", [&](sim_kernel& k) -> status {
-          auto r = k.mmap(map_op(pid, m.id, m.len, m.object, m.shared, m.align));
+          auto r = k.mmap(ops::mmap_object(pid, m.id, m.object, m.len).shared(m.shared).align(m.align));
           return r.ok() ? status{} : r.error();
         });
       live.push_back(pid);
@@ -265,7 +264,7 @@ TEST(TouchOrder, AnAliasedObjectPageKeepsTheBatchInOrder) {
     ASSERT_TRUE(k.a && k.b);
     k.both([](sim_kernel& s) { return s.spawn(1); });
     k.both([](sim_kernel& s) -> status {
-      auto r = s.mmap(map_op(1, 0, 64 * MiB, 0, true, 2 * MiB));
+      auto r = s.mmap(ops::mmap_object(1, 0, 0, 64 * MiB).shared().align(2 * MiB));
       return r.ok() ? status{} : r.error();
     });
     if (alias)
@@ -301,7 +300,7 @@ TEST(TouchOrder, ABatchThatMayRunOutOfMemoryKeepsItsOrder) {
     ASSERT_TRUE(k.a && k.b);
     k.both([](sim_kernel& s) { return s.spawn(1); });
     k.both([](sim_kernel& s) -> status {
-      auto r = s.mmap(map_op(1, 0, 256 * MiB, 0, true, 2 * MiB));
+      auto r = s.mmap(ops::mmap_object(1, 0, 0, 256 * MiB).shared().align(2 * MiB));
       return r.ok() ? status{} : r.error();
     });
     std::mt19937_64 rng(3);
@@ -327,7 +326,7 @@ TEST(TouchOrder, ANearlyCachedSegmentIsReadByWindowsWhereItCanBe) {
   for (uint32_t pid : {1u, 2u}) {
     k.both([&](sim_kernel& s) { return s.spawn(pid); });
     k.both([&](sim_kernel& s) -> status {
-      auto r = s.mmap(map_op(pid, 0, kTables * kTable * kPage, 0, true, 2 * MiB));
+      auto r = s.mmap(ops::mmap_object(pid, 0, 0, kTables * kTable * kPage).shared().align(2 * MiB));
       return r.ok() ? status{} : r.error();
     });
   }

@@ -27,7 +27,6 @@ namespace {
 
 using testing::levels;
 using testing::make;
-using testing::map_op;
 
 constexpr bytes kSeg = 1 * GiB + 4 * MiB;  // one whole PMD span (1 GiB-aligned) and a tail
 constexpr uint64_t kPage = 4096;
@@ -114,7 +113,7 @@ TEST_P(UniformDifferential, RangeOpsMatchPageAtATime) {
       const uint32_t pid = next_pid++;
       both("spawn " + std::to_string(pid), [&](sim_kernel& k, bool) { return k.spawn(pid); });
       both("mmap " + std::to_string(pid), [&](sim_kernel& k, bool) -> status {
-        auto r = k.mmap(map_op(pid, kMap, kSeg, 0, true, 1 * GiB));
+        auto r = k.mmap(ops::mmap_object(pid, kMap, 0, kSeg).shared().align(1 * GiB));
         return r.ok() ? status{} : r.error();
       });
       live.push_back(pid);
@@ -200,7 +199,7 @@ TEST(Uniform, SharersCostTheHostAlmostNothing) {
   ASSERT_TRUE(a);
   for (uint32_t pid = 1; pid <= 8; ++pid) {
     ASSERT_TRUE(a->spawn(pid).ok());
-    ASSERT_TRUE(a->mmap(map_op(pid, kMap, kSeg2, 0, true, 1 * GiB)).ok());
+    ASSERT_TRUE(a->mmap(ops::mmap_object(pid, kMap, 0, kSeg2).shared().align(1 * GiB)).ok());
     ASSERT_TRUE(a->touch(pid, kMap, 0, kSeg2, kPage, false).ok());
   }
   const size_t after_first_and_seven = a->live_host_bytes();
@@ -212,7 +211,7 @@ TEST(Uniform, SharersCostTheHostAlmostNothing) {
   // Seven more sharers add no PTE-page nodes: only their PGD, PUD and nothing below.
   for (uint32_t pid = 9; pid <= 15; ++pid) {
     ASSERT_TRUE(a->spawn(pid).ok());
-    ASSERT_TRUE(a->mmap(map_op(pid, kMap, kSeg2, 0, true, 1 * GiB)).ok());
+    ASSERT_TRUE(a->mmap(ops::mmap_object(pid, kMap, 0, kSeg2).shared().align(1 * GiB)).ok());
     ASSERT_TRUE(a->touch(pid, kMap, 0, kSeg2, kPage, false).ok());
   }
   EXPECT_LT(a->live_host_bytes() - after_first_and_seven, 7 * 4 * kPage);
