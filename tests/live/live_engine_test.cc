@@ -47,87 +47,33 @@ struct stream_builder {
     while (s.map_names.size() <= m) s.map_names.push_back("m" + std::to_string(s.map_names.size()));
     return m;
   }
-  stream_builder& spawn(uint32_t pid) {
-    op o;
-    o.kind = op_kind::spawn;
-    o.pid = pid;
+  stream_builder& add(const op& o) {
     s.ops.push_back(o);
     return *this;
   }
-  stream_builder& fork(uint32_t pid, uint32_t child) {
-    op o;
-    o.kind = op_kind::fork;
-    o.pid = pid;
-    o.child = child;
-    s.ops.push_back(o);
-    return *this;
-  }
-  stream_builder& exit(uint32_t pid) {
-    op o;
-    o.kind = op_kind::exit;
-    o.pid = pid;
-    s.ops.push_back(o);
-    return *this;
-  }
+  stream_builder& spawn(uint32_t pid) { return add(ops::spawn(pid)); }
+  stream_builder& fork(uint32_t pid, uint32_t child) { return add(ops::fork(pid, child)); }
+  stream_builder& exit(uint32_t pid) { return add(ops::exit(pid)); }
   stream_builder& mmap(uint32_t pid, uint32_t map, bytes len, int32_t obj = -1, bool shared = false,
                        bytes align = 2 * MiB) {
-    op o;
-    o.kind = op_kind::mmap;
-    o.pid = pid;
-    o.map = map_name(map);
-    o.object = obj;
-    o.shared = shared;
-    o.len = len;
-    o.align = align;
-    s.ops.push_back(o);
-    return *this;
+    return add(ops::mmap_object(pid, map_name(map), obj, len).shared(shared).align(align));
   }
-  stream_builder& touch(uint32_t pid, uint32_t map, bytes off, bytes len, bool write,
-                        touch_pattern p = touch_pattern::all, bytes stride = 0) {
-    op o;
-    o.kind = op_kind::touch;
-    o.pid = pid;
-    o.map = map;
-    o.off = off;
-    o.len = len;
-    o.write = write;
-    o.pattern = p;
-    o.stride = stride;
-    s.ops.push_back(o);
-    return *this;
+  // Every page of [off, off+len), or every `stride` bytes of it.
+  stream_builder& touch(uint32_t pid, uint32_t map, bytes off, bytes len, bool write, bytes stride = 0) {
+    ops::op_builder t = ops::touch(pid, map, off, len).write(write);
+    if (stride) t.stride(stride);
+    return add(t);
   }
-  stream_builder& touch_random(uint32_t pid, uint32_t map, bytes len, touch_pattern p, uint64_t count, uint64_t seed,
-                               double theta = 0) {
-    op o;
-    o.kind = op_kind::touch;
-    o.pid = pid;
-    o.map = map;
-    o.len = len;
-    o.write = true;
-    o.pattern = p;
-    o.count = count;
-    o.seed = seed;
-    o.theta = theta;
-    s.ops.push_back(o);
-    return *this;
+  stream_builder& touch_uniform(uint32_t pid, uint32_t map, bytes len, uint64_t count, uint64_t seed) {
+    return add(ops::touch(pid, map, 0, len).write().uniform(count, seed));
+  }
+  stream_builder& touch_zipf(uint32_t pid, uint32_t map, bytes len, uint64_t count, double theta, uint64_t seed) {
+    return add(ops::touch(pid, map, 0, len).write().zipf(count, theta, seed));
   }
   stream_builder& dontneed(uint32_t pid, uint32_t map, bytes off, bytes len) {
-    op o;
-    o.kind = op_kind::madvise;
-    o.pid = pid;
-    o.map = map;
-    o.off = off;
-    o.len = len;
-    s.ops.push_back(o);
-    return *this;
+    return add(ops::madvise(pid, map, off, len, advice::dontneed));
   }
-  stream_builder& phase(const std::string& name) {
-    op o;
-    o.kind = op_kind::phase;
-    o.name = name;
-    s.ops.push_back(o);
-    return *this;
-  }
+  stream_builder& phase(const std::string& name) { return add(ops::phase(name)); }
 };
 
 const sample& find_sample(const run_result& r, const std::string& name) {
@@ -286,7 +232,7 @@ TEST(LiveEngineTest, Shm256MiBSharedByFourProcesses) {
 TEST(LiveEngineTest, StrideTouchOneBytePer2MiBOf1GiB) {
   SKIP_UNLESS_LIVE_HOST();
   stream_builder b;
-  b.spawn(1).mmap(1, 0, 1 * GiB).touch(1, 0, 0, 1 * GiB, true, touch_pattern::stride, 2 * MiB).phase("strided");
+  b.spawn(1).mmap(1, 0, 1 * GiB).touch(1, 0, 0, 1 * GiB, true, 2 * MiB).phase("strided");
   both r = run_both(b.s);
   EXPECT_GE(find_sample(r.sim, "strided").procs.at(0).vmpte_workload, 514 * kPage);
   expect_vmpte_agrees(r, "strided");
@@ -342,8 +288,8 @@ TEST(LiveEngineTest, DontneedOfAligned2MiBRangesFreesPtePages) {
 TEST(LiveEngineTest, UniformAndZipfTouchTheSimsPages) {
   SKIP_UNLESS_LIVE_HOST();
   stream_builder b;
-  b.spawn(1).mmap(1, 0, 256 * MiB).touch_random(1, 0, 256 * MiB, touch_pattern::uniform, 3000, 7).phase("uniform");
-  b.mmap(1, 1, 256 * MiB).touch_random(1, 1, 256 * MiB, touch_pattern::zipf, 20000, 9, 0.99).phase("zipf");
+  b.spawn(1).mmap(1, 0, 256 * MiB).touch_uniform(1, 0, 256 * MiB, 3000, 7).phase("uniform");
+  b.mmap(1, 1, 256 * MiB).touch_zipf(1, 1, 256 * MiB, 20000, 0.99, 9).phase("zipf");
   both r = run_both(b.s);
   expect_vmpte_agrees(r, "uniform");
   expect_vmpte_agrees(r, "zipf");
