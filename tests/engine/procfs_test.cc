@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 namespace vmlab::live {
 namespace {
 
@@ -34,6 +38,20 @@ constexpr const char* kStatus618 =
     "VmPTE:\t      44 kB\n"
     "VmSwap:\t       0 kB\n"
     "HugetlbPages:\t       0 kB\n";
+
+TEST(ProcfsTest, LineReaderGivesEachLineWithItsNumber) {
+  for (std::string_view text : {"a\n\nccc\n", "a\n\nccc"}) {  // the last line with and without its '\n'
+    line_reader lines(text);
+    std::vector<std::string> got;
+    for (std::string_view line; lines.next(line);) got.push_back(std::to_string(lines.number()) + ":" + std::string(line));
+    EXPECT_EQ(got, (std::vector<std::string>{"1:a", "2:", "3:ccc"})) << text;
+    EXPECT_EQ(lines.number(), 3u);
+  }
+  line_reader none("");
+  std::string_view line;
+  EXPECT_FALSE(none.next(line));
+  EXPECT_EQ(none.number(), 0u);
+}
 
 TEST(ProcfsTest, MeminfoReadsPageTablesAndMemAvailableInBytes) {
   auto m = parse_meminfo(kMeminfo618);

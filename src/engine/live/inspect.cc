@@ -120,26 +120,23 @@ std::optional<bytes> kb_line(std::string_view line, std::string_view key) {
 
 result<std::vector<vma_info>> parse_smaps(std::string_view text) {
   std::vector<vma_info> out;
-  size_t pos = 0;
-  uint32_t lineno = 0;
-  while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    if (eol == std::string_view::npos) eol = text.size();
-    const std::string_view line = text.substr(pos, eol - pos);
-    pos = eol + 1;
-    ++lineno;
+  line_reader lines(text);
+  auto bad = [&](const std::string& why) {
+    return status::io_error("malformed /proc/PID/smaps line " + std::to_string(lines.number()) + ": " + why);
+  };
+  for (std::string_view line; lines.next(line);) {
     if (line.empty()) continue;
     vma_info v;
     if (is_hex(line[0]) && line.find(':') > line.find('-')) {
       if (!parse_vma_header(line, v))
-        return status::io_error("malformed /proc/PID/smaps line " + std::to_string(lineno) + ": '" + std::string(line) + "'");
+        return bad("'" + std::string(line) + "'");
       if (!out.empty() && v.start < out.back().end)
-        return status::io_error("malformed /proc/PID/smaps line " + std::to_string(lineno) + ": VMAs out of order");
+        return bad("VMAs out of order");
       out.push_back(std::move(v));
       continue;
     }
     if (out.empty())
-      return status::io_error("malformed /proc/PID/smaps line " + std::to_string(lineno) + ": a field before any VMA");
+      return bad("a field before any VMA");
     vma_info& cur = out.back();
     if (auto b = kb_line(line, "KernelPageSize")) cur.kernel_page_size = *b;
     else if (auto r = kb_line(line, "Rss")) cur.rss = *r;

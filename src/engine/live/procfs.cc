@@ -16,12 +16,8 @@ namespace {
 // The value of "Key:   1234 kB" lines, by key; nullopt when the key is absent.
 // `malformed` is set when the key is present but its value is not a number.
 std::optional<uint64_t> field(std::string_view text, std::string_view key, bool& malformed, bool& in_kb) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    if (eol == std::string_view::npos) eol = text.size();
-    std::string_view line = text.substr(pos, eol - pos);
-    pos = eol + 1;
+  line_reader lines(text);
+  for (std::string_view line; lines.next(line);) {
     if (line.size() <= key.size() || line.substr(0, key.size()) != key || line[key.size()] != ':') continue;
     size_t i = key.size() + 1;
     while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
@@ -208,19 +204,13 @@ result<uint64_t> parse_stat_minflt(std::string_view text) {
 
 result<std::vector<slab_row>> parse_slabinfo(std::string_view text) {
   std::vector<slab_row> rows;
-  size_t pos = 0;
-  uint32_t line_no = 0;
+  line_reader lines(text);
   bool statistics = false;
   auto bad = [&](const std::string& why) {
-    return status::io_error("malformed /proc/slabinfo line " + std::to_string(line_no) + ": " + why);
+    return status::io_error("malformed /proc/slabinfo line " + std::to_string(lines.number()) + ": " + why);
   };
-  while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    if (eol == std::string_view::npos) eol = text.size();
-    const std::string_view line = text.substr(pos, eol - pos);
-    pos = eol + 1;
-    ++line_no;
-    if (line_no == 1) {
+  for (std::string_view line; lines.next(line);) {
+    if (lines.number() == 1) {
       constexpr std::string_view kHead = "slabinfo - version: ";
       if (line.substr(0, kHead.size()) != kHead) return bad("expected 'slabinfo - version: 2.x'");
       auto t = tokens(line.substr(kHead.size()));
@@ -256,7 +246,7 @@ result<std::vector<slab_row>> parse_slabinfo(std::string_view text) {
     if (r.active_objs > r.num_objs) return bad("row '" + r.name + "' has more active objects than objects");
     rows.push_back(std::move(r));
   }
-  if (line_no == 0) return status::io_error("malformed /proc/slabinfo: empty");
+  if (lines.number() == 0) return status::io_error("malformed /proc/slabinfo: empty");
   return rows;
 }
 
@@ -287,12 +277,8 @@ result<slab_row> parse_sys_slab(const std::string& name, const sys_slab_files& f
 
 result<uint64_t> parse_maps_vma_count(std::string_view text) {
   uint64_t n = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    if (eol == std::string_view::npos) eol = text.size();
-    const std::string_view line = text.substr(pos, eol - pos);
-    pos = eol + 1;
+  line_reader lines(text);
+  for (std::string_view line; lines.next(line);) {
     if (line.empty()) continue;
     // "start-end perms offset dev inode [path]"
     const size_t dash = line.find('-');

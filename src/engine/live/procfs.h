@@ -50,6 +50,28 @@ class text_proc_source final : public proc_source {
   std::map<std::string, std::string> files_;
 };
 
+// The lines of a report, one at a time, without their '\n' (the last may lack one), and
+// the number of the line last returned (1-based), for messages.
+class line_reader {
+ public:
+  explicit line_reader(std::string_view text) : text_(text) {}
+  bool next(std::string_view& line) {
+    if (pos_ >= text_.size()) return false;
+    size_t eol = text_.find('\n', pos_);
+    if (eol == std::string_view::npos) eol = text_.size();
+    line = text_.substr(pos_, eol - pos_);
+    pos_ = eol + 1;
+    ++number_;
+    return true;
+  }
+  [[nodiscard]] uint32_t number() const { return number_; }
+
+ private:
+  std::string_view text_;
+  size_t pos_ = 0;
+  uint32_t number_ = 0;
+};
+
 struct meminfo {
   bytes mem_total = 0;
   bytes mem_available = 0;
