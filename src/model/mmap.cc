@@ -242,6 +242,16 @@ vaddr htlb_area_start(vaddr addr) {
   return std::max(addr & ~((vaddr{1} << kHtlbAreaShift) - 1), kLowAreasEnd);
 }
 
+// High area i: its 1 TiB clipped to the task size, area 0 from 4 GiB
+// (prepare_high_area_for_htlb: "the first high area starts at 4GB, not 0").
+std::pair<vaddr, vaddr> high_area(const kernel_profile& p, int i) {
+  return {std::max(vaddr(i) << kHtlbAreaShift, kLowAreasEnd), std::min(p.paging.task_size, vaddr(i + 1) << kHtlbAreaShift)};
+}
+
+int high_areas(const kernel_profile& p) {
+  return static_cast<int>(std::min<vaddr>(16, div_round_up(p.paging.task_size, vaddr{1} << kHtlbAreaShift)));
+}
+
 bool htlb_area_busy(const mm_struct& mm, vaddr lo, vaddr hi) {
   auto it = mm.vmas.lower_bound(lo);
   if (it != mm.vmas.begin() && std::prev(it)->second.vm_end > lo) return true;
@@ -258,20 +268,18 @@ bool htlb_area_busy(const mm_struct& mm, vaddr lo, vaddr hi) {
 // adjacent ones), and the legacy layout and 32-bit processes' low segments are left
 // out. 0 when nothing fits.
 vaddr htlb_unmapped_area(const kernel& k, const mm_struct& mm, bytes len, bytes align, bytes phase, bool huge) {
-  const vaddr task = k.prof.paging.task_size, area = vaddr{1} << kHtlbAreaShift;
-  const int areas = static_cast<int>(std::min<vaddr>(16, div_round_up(task, area)));
   if (huge) {
-    for (int i = 0; i < areas; ++i)
-      if (mm.high_htlb_areas >> i & 1)
-        if (const vaddr a = area_bottomup(mm, htlb_area_start(vaddr(i) * area), std::min(task, (vaddr(i) + 1) * area),
-                                          len, align, phase))
-          return a;
-    for (int i = areas - 1; i >= 0; --i) {
-      const vaddr lo = htlb_area_start(vaddr(i) * area), hi = std::min(task, (vaddr(i) + 1) * area);
-      if (mm.high_htlb_areas >> i & 1 || htlb_area_busy(mm, lo, hi)) continue;
-      if (const vaddr a = align_up(lo, align, phase); a + len <= hi) return a;
+    uint16_t taken = mm.high_htlb_areas;
+    for (int i = 0; i < high_areas(k.prof); ++i) {
+      const auto [lo, hi] = high_area(k.prof, i);
+      if (!(mm.high_htlb_areas >> i & 1)) {
+        if (htlb_area_busy(mm, lo, hi)) taken |= uint16_t(1u << i);
+      } else if (const vaddr a = area_bottomup(mm, lo, hi, len, align, phase)) {
+        return a;
+      }
     }
-    return 0;
+    const auto opened = htlb_open_area(k.prof, len, align, phase, taken);
+    return opened ? opened->addr : 0;
   }
   vaddr high = k.prof.mmap_base;
   for (;;) {
@@ -314,6 +322,16 @@ status hugetlb_area_check(const kernel& k, const mm_struct& mm, vaddr addr, byte
 }
 
 }  // namespace
+
+std::optional<htlb_area_place> htlb_open_area(const kernel_profile& p, bytes len, bytes align, bytes phase,
+                                              uint16_t taken) {
+  for (int i = high_areas(p) - 1; i >= 0; --i) {
+    if (taken >> i & 1) continue;
+    const auto [lo, hi] = high_area(p, i);
+    if (const vaddr a = align_up(lo, align, phase); a + len <= hi) return htlb_area_place{a, lo, hi};
+  }
+  return std::nullopt;
+}
 
 result<vaddr> do_mmap(kernel& k, mm_struct& mm, const op& o) {
   const bytes page_mask = k.geo.size() - 1;

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -352,6 +353,18 @@ std::vector<bytes> hugetlb_page_sizes(const kernel_profile& p);
 bytes pt_node_bytes(const kernel_profile& p, int idx);
 uint64_t pt_node_pages(const kernel_profile& p, int idx);
 uint64_t pt_backing_pages(const kernel_profile& p, int idx, uint64_t count);
+
+// 2.6.15 ppc64's huge-page-only areas (huge_policy::htlb_areas; mmap.cc, where the sim
+// places mappings; the estimate's closed form uses the same): the top-down loop of
+// hugetlb_get_unmapped_area over the 1 TiB areas (area 0 from 4 GiB), for a 64-bit
+// process: the highest area not in `taken` (a mask of areas 0-15: open already, or
+// holding a mapping) that holds len bytes at align/phase, at its lowest such address.
+// nullopt when none does. Simplified as mmap.cc says: a mapping lies in one area.
+struct htlb_area_place {
+  vaddr addr, lo, hi;  // the mapping's address; the area [lo, hi) it opens
+};
+std::optional<htlb_area_place> htlb_open_area(const kernel_profile& p, bytes len, bytes align, bytes phase,
+                                              uint16_t taken);
 
 // The preset profile called `name`, or invalid_argument listing the known ones.
 result<kernel_profile> find_profile(const std::string& name);

@@ -142,17 +142,11 @@ layout make_layout(const kernel_profile& p, const estimate_shape& s, const desig
   // whole huge-page-only area a hugetlb mapping opened.
   placed keep_out;
   if (d.shared == shared_pages::hugetlb && p.huge.htlb_areas) {
-    // hugetlb_get_unmapped_area with no area open yet (mmap.cc htlb_unmapped_area): the
-    // highest 1 TiB area that holds it, at its lowest address; the first area above 4 GiB
-    // starts at 4 GiB. Another mapping then goes below the area (touches_hugepage_high_range).
-    constexpr vaddr kArea = vaddr{1} << 40, kLowEnd = vaddr{1} << 32;
-    for (vaddr i = std::min<vaddr>(16, div_round_up(f.task_size, kArea)); i-- > 0;) {
-      const vaddr lo = std::max(i * kArea, kLowEnd), hi = std::min(f.task_size, (i + 1) * kArea);
-      if (const vaddr a = align_up(lo, align); a + len <= hi) {
-        L.shared.start = a;
-        keep_out = {lo, hi};
-        break;
-      }
+    // hugetlb_get_unmapped_area with no area open and no mapping yet; another mapping
+    // then goes below the area it opens (touches_hugepage_high_range).
+    if (const auto a = htlb_open_area(p, len, align, 0, 0)) {
+      L.shared.start = a->addr;
+      keep_out = {a->lo, a->hi};
     }
   } else {
     L.shared.start = place(p, {}, len, align);

@@ -214,6 +214,23 @@ TEST(Ppc64, HugetlbAreasOn2_6_15HoldHugePagesOnly) {
   EXPECT_EQ(k->check_invariants(), "");
 }
 
+// The first high area is [4 GiB, 1 TiB): 2.6.15's prepare_high_area_for_htlb starts area
+// 0 at 4 GiB ("so that each address is controlled by exactly one of the high or low area
+// bitmaps"). With every higher area taken, a hugetlb mapping opens area 0 there.
+TEST(Ppc64, HugetlbAreaZeroStartsAtFourGiB) {
+  auto k = huge16("linux-2.6.15-ppc64", 16, {{"sga", 256 * MiB}});
+  ASSERT_NE(k, nullptr);
+  const vaddr tib = vaddr{1} << 40;
+  ASSERT_EQ(k->profile().paging.task_size, 16 * tib);  // areas 0-15
+  ASSERT_TRUE(k->spawn(1).ok());
+  for (uint32_t i = 1; i < 16; ++i)
+    ASSERT_TRUE(k->mmap(ops::mmap_anon(1, i, 2 * MiB).at(vaddr(i) * tib + 512 * GiB)).ok()) << i;
+  const auto r = k->mmap(ops::mmap_object(1, 0, 0, 256 * MiB).shared().hugetlb());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(k->map_addr(1, 0), vaddr{4} * GiB);
+  EXPECT_EQ(k->check_invariants(), "");
+}
+
 // linux-6.18-ppc64: one process maps t PTE tables' worth (t x 16 MiB) of a shared segment.
 // PageTables counts whole 64 KiB pages of fragments (16 PTE fragments or 4 PMD fragments
 // to a page); VmPTE counts 2 KiB per PTE table, 8 KiB per PMD table, 1 KiB per PUD table.
