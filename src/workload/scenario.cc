@@ -17,11 +17,11 @@
 #include <toml++/toml.h>
 
 #include "model/profile.h"
+#include "vmlab/sim_kernel.h"
 #include "vmlab/suggest.h"
 #include "workload/builtin.h"
-#include "vmlab/sim_kernel.h"
-#include "workload/op_rules.h"
 #include "workload/image.h"
+#include "workload/op_rules.h"
 #include "workload/scenario_spec.h"
 #include "workload/size.h"
 

@@ -5,8 +5,6 @@
 // fork included), objects are declared before use, ranges are page multiples inside the
 // mapping as created. Errors point at the offending token.
 #include "workload/trace.h"
-#include "vmlab/sim_kernel.h"
-#include "workload/op_rules.h"
 
 #include <algorithm>
 #include <array>
@@ -24,6 +22,8 @@
 #include <fmt/format.h>
 
 #include "model/profile.h"
+#include "vmlab/sim_kernel.h"
+#include "workload/op_rules.h"
 #include "workload/size.h"
 
 namespace vmlab {
