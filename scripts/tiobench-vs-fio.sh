@@ -18,9 +18,9 @@
 # row's figure is the median of its rounds' ratios (a round's two runs are as close in
 # time as they can be; the median sets aside the rounds the host served from its own
 # cache or in its other mode, a best of the rounds would take them). The 15% is never
-# widened. The best of each tool's rounds is printed beside it: a maximum
-# is one round's luck, and on this host a single round 30% above the others decided the
-# best-of ratio of a row whose medians agreed within 3%. tiobench's own files are
+# widened. The best of each tool's rounds is printed beside it: a maximum is one round's
+# luck, and on this host a single round 30% above the others decided the best-of ratio of
+# a row whose medians agreed within 3%. tiobench's own files are
 # unlinked while open, so fio cannot read those very files: it reads files of the same
 # size, written the same way, in the same directory, on the same filesystem.
 #   usage: tiobench-vs-fio.sh VMLAB [TOTAL_MB (1024)] [THREADS (2)] [ROUNDS (5)] [RANDOM_OPS (16000)] [GATE]
@@ -70,10 +70,11 @@ command -v chrt >/dev/null && RT=(chrt -f 10)
 # that the next cold mapped sequential read of the file ran at 474-636 MiB/s here, against
 # 1,510-2,094 when the random writes found the file still cached (fio alone, three runs
 # each, alternating; docs/decisions.md). Until 2026-12-07 the script dropped before fio's
-# reads only, so fio's mapped sequential reads came in fast and vmlab's slow. The compaction: on 6.x a cold mapped sequential read reads ahead
-# into large folios where free memory has them, so from fragmented memory it ran ~1,150
-# MiB/s and from compacted memory ~2,650 (fio, three runs each), and which one a round got
-# was chance (docs/decisions.md).
+# reads only, so fio's mapped sequential reads came in fast and vmlab's slow. The
+# compaction: on 6.x a cold mapped sequential read reads ahead into large folios where
+# free memory has them, so from fragmented memory it ran ~1,150 MiB/s and from compacted
+# memory ~2,650 (fio, three runs each), and which one a round got was chance
+# (docs/decisions.md).
 drop_caches() {
   sync; echo 3 >/proc/sys/vm/drop_caches
   if [ -w /proc/sys/vm/compact_memory ]; then echo 1 >/proc/sys/vm/compact_memory; fi
