@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <set>
@@ -61,7 +62,20 @@ constexpr tiotest_ops kTiotestBuilds[] = {
     // v0.4.x -M.
     {{{true, madv::sequential, true, true}, {true, madv::random, true, true}, {true, madv::sequential, true, true},
       {true, madv::random, true, true}}},
+    // v0.3.1 without USE_MMAP: do_write_test write()s and fsyncs, do_read_test read()s; the
+    // random tests as in the mmap build.
+    {{{false, madv::normal, false, true}, {false, madv::normal, false, true}, {false, madv::normal, false, false},
+      {false, madv::normal, false, false}}},
 };
+static_assert(std::size(kTiotestBuilds) == size_t(tiotest_build::v031_rw) + 1, "one row per tiotest_build");
+// For the table's heading.
+constexpr const char* kTiotestBuildNames[] = {
+    "tiotest 0.3.1 -DUSE_MMAP (sequential tests mapped, random tests read()/write())",
+    "tiotest 0.3.1 -DUSE_MMAP -DUSE_MADVISE (sequential tests mapped with MADV_RANDOM, random tests read()/write())",
+    "mmap (tiotest 0.4 -M)",
+    "read()/write() (tiotest 0.3.1)",
+};
+static_assert(std::size(kTiotestBuildNames) == std::size(kTiotestBuilds), "one name per tiotest_build");
 
 // The page cache's capacity in pages: the machine's memory less mem_map and the kernel
 // image, capped by what was free (`free`, 0: no cap).
@@ -645,14 +659,18 @@ result<std::vector<tiobench_test_result>> tiobench_sim::run() {
 result<tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tiobench_sim_options& o,
                                             tiobench_sim_stats* stats) {
   if (status v = validate_tiobench(s); !v.ok()) return v;
-  if (!s.mmap)
-    return status::not_supported("the sim's tiobench models mmap I/O (tiotest -M, --mmap) only; use --engine live "
-                                 "for pread/pwrite");
+  if (s.direct)
+    return status::not_supported("the sim's tiobench does not model O_DIRECT (--direct); use --engine live");
+  if (s.mmap && o.tiotest == tiotest_build::v031_rw)
+    return status::invalid_argument("tiotest build v031_rw is tiotest's read()/write() build: not with --mmap");
+  const tiotest_build build = s.mmap ? o.tiotest : tiotest_build::v031_rw;
   auto p = find_profile(o.profile);
   if (!p.ok()) return p.error();
+  // 2.4's read-around stands for all of 2.4's page-cache I/O here: do_generic_file_read's
+  // read-ahead (file_readahead_24) is modelled for 2.4.0 alone as well.
   if (!p->page_cache.mmap_read_around_24)
-    return status::not_supported("the sim's tiobench models 2.4's mapped-fault read-around only; profile " + o.profile +
-                                 " does not have it (use linux-2.4)");
+    return status::not_supported("the sim's tiobench models 2.4's page-cache I/O (its mapped-fault read-around and "
+                                 "read()'s read-ahead) only; profile " + o.profile + " does not have it (use linux-2.4)");
   const block::device_profile* dp = block::find_device_profile(o.device);
   if (!dp) return status::invalid_argument("unknown device profile '" + o.device + "'");
   std::string err;
@@ -683,7 +701,7 @@ result<tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tiobench_sim
           " thread(s) need at least " + std::to_string(need) + " (a read-around cluster each): give more --memory");
   }
   tiobench_sim sim(s, p.value(), std::move(dev), {copy->ns, fault->ns, sub->ns}, memory, o.free_bytes,
-                   kTiotestBuilds[size_t(o.tiotest)]);
+                   kTiotestBuilds[size_t(build)]);
   auto tests = sim.run();
   if (!tests.ok()) return tests.error();
   if (stats) *stats = sim.stats();
@@ -691,6 +709,7 @@ result<tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tiobench_sim
   run.spec = s;
   run.engine = "sim";
   run.identifier = o.profile;
+  run.io = kTiotestBuildNames[size_t(build)];
   run.dir = "a simulated " + o.device + " on a " + std::to_string(memory >> 20) + " MiB machine";
   if (o.free_bytes) run.dir += " with " + std::to_string(o.free_bytes >> 20) + " MiB free";
   run.tests = std::move(tests.value());

@@ -2,10 +2,11 @@
 // profile's kernel and a simulated disk, in simulated time (issue 9; docs/decisions.md,
 // "Issue 9: the sim's tiobench").
 //
-// What is modelled, per test (the tiotest of `tiotest_build`: by default tiotest 0.3.1
-// built with USE_MMAP, seed 003's: the sequential tests memcpy to or from a MAP_SHARED
-// mapping of the thread's file with no madvise, the random tests lseek and read() or
-// write() one block; see tiotest_build for the other builds):
+// What is modelled, per test (the tiotest of `tiotest_build`: with --mmap by default
+// tiotest 0.3.1 built with USE_MMAP, seed 003's: the sequential tests memcpy to or from a
+// MAP_SHARED mapping of the thread's file with no madvise, the random tests lseek and
+// read() or write() one block; without --mmap every test read()s or write()s; see
+// tiotest_build for the other builds):
 //  * Threads: each runs its ops in order; the one furthest behind in simulated time runs
 //    next (ties: the lower thread), one op at a time, so two threads' requests reach the
 //    disk queue in simulated time order. Same spec, options and seed: the same result,
@@ -53,7 +54,7 @@
 
 namespace vmlab::sim {
 
-// Which tiotest the sim replays in mmap mode; the four tests' I/O follows from it
+// Which tiotest the sim replays; the four tests' I/O follows from it
 // (tiobench_sim.cc, kTiotestBuilds).
 enum class tiotest_build : uint8_t {
   // tiotest v0.3.1 (June 2000, mkuoppal/tiobench commit 27062af, tiotest.c) built with
@@ -69,6 +70,11 @@ enum class tiotest_build : uint8_t {
   // mapping, MADV_SEQUENTIAL for the sequential tests and MADV_RANDOM for the random ones,
   // munmap and fsync after each.
   v04_mmap,
+  // tiotest v0.3.1 built without USE_MMAP, the read()/write() build (the same I/O as
+  // tiotest 0.4 without -M): write() and read() of each block in order, lseek + write() /
+  // read() for the random tests; fsync after both write tests, nothing after the reads.
+  // The one build a spec without --mmap runs.
+  v031_rw,
 };
 
 struct tiobench_sim_options {
@@ -79,6 +85,8 @@ struct tiobench_sim_options {
   // Memory free when the run starts: the page cache can grow into it, the rest stays with
   // the processes and the kernel (0: all of it less mem_map and the kernel image).
   uint64_t free_bytes = 0;
+  // The build a --mmap spec replays (one of the *_mmap builds); a spec without --mmap
+  // always replays v031_rw.
   tiotest_build tiotest = tiotest_build::v031_mmap;
 };
 
@@ -94,8 +102,8 @@ struct tiobench_sim_stats {
 };
 
 // REQUIRES nothing: a spec or option the sim cannot run is a status (invalid_argument for
-// an unknown profile, device or cpu; not_supported for pread mode, O_DIRECT, or a profile
-// without 2.4's mapped read-around).
+// an unknown profile, device or cpu, or v031_rw asked for with --mmap; not_supported for
+// O_DIRECT or a profile without 2.4's page-cache I/O paths).
 result<tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tiobench_sim_options& o,
                                             tiobench_sim_stats* stats = nullptr);
 

@@ -28,7 +28,7 @@ std::string format_tiobench_table(const tiobench_run& r) {
       "Lat%      = percent of requests that took longer than X seconds\n"
       "CPU Eff   = Rate divided by CPU% - throughput per cpu load\n";
   out += fmt::format("\n{} engine, {}{}{}, {} random ops per thread, files in {}\n", r.engine,
-                     s.mmap ? "mmap (tiotest -M)" : "pread/pwrite", s.direct ? ", O_DIRECT" : "",
+                     !r.io.empty() ? r.io : s.mmap ? "mmap (tiotest -M)" : "pread/pwrite", s.direct ? ", O_DIRECT" : "",
                      s.drop_caches ? ", caches dropped before each test" : "", s.random_ops_per_thread(), r.dir);
   for (tiobench_test t : kTableOrder) {
     const tiobench_test_result* res = nullptr;

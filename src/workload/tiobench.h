@@ -87,6 +87,9 @@ struct tiobench_run {
   std::string engine = "live";
   std::string identifier;  // live: uname -r, as tiobench.pl's default; sim: the profile
   std::string dir;         // where the files were (sim: the simulated disk and memory)
+  // How the tests did their I/O, for the table's heading; empty: from spec.mmap (the live
+  // engine's "mmap (tiotest -M)" or "pread/pwrite"). The sim names the tiotest build.
+  std::string io;
   bool temp_dir = false;   // vmlab made (and removed) it
   std::vector<tiobench_test_result> tests;  // in kTiobenchOrder
 };

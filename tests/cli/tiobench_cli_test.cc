@@ -68,7 +68,6 @@ TEST_F(TiobenchCli, BadOptionsExit2WithTheReason) {
   expect_usage_error({"--size", "8", "--threads", "0"}, "--threads must be between 1 and 1024");
   expect_usage_error({"--size", "8", "--block", "1000"}, "--block must be a positive multiple of 512");
   expect_usage_error({"--size", "8", "--mmap", "--direct"}, "--direct and --mmap together");
-  expect_usage_error({"--size", "8", "--engine", "sim"}, "the sim's tiobench models mmap I/O (tiotest -M, --mmap) only");
   expect_usage_error({"--size", "8", "--engine", "sim", "--mmap", "--profile", "linux-6.18"},
                      "profile linux-6.18 does not have it (use linux-2.4)");
   expect_usage_error({"--size", "8", "--engine", "sim", "--mmap", "--dir", tmp_}, "--dir are for --engine live");
@@ -96,7 +95,10 @@ TEST_F(TiobenchCli, SimRunPrintsTheTableAndJson) {
   const cli_result r = run_vmlab({"tiobench", "--engine", "sim", "--mmap", "--size", "64", "--threads", "2",
                                   "--memory", "32"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("sim engine, mmap (tiotest -M), 2000 random ops per thread"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sim engine, tiotest 0.3.1 -DUSE_MMAP (sequential tests mapped, random tests read()/write()), "
+                       "2000 random ops per thread"),
+            std::string::npos)
+      << r.out;
   size_t rows = 0, at = 0;
   for (const char* title : {"Sequential Reads", "Random Reads", "Sequential Writes", "Random Writes"}) {
     const size_t p = r.out.find(std::string("\n") + title + "\n");
@@ -119,6 +121,11 @@ TEST_F(TiobenchCli, SimRunPrintsTheTableAndJson) {
   }
   // The table's rates are the JSON's, to the table's two decimals.
   EXPECT_NE(r.out.find(fmt_rate(doc.at("tests")[2].at("rate_mib_per_s").get<double>())), std::string::npos);
+  // Without --mmap the sim replays tiotest's read()/write() build.
+  const cli_result rw = run_vmlab({"tiobench", "--engine", "sim", "--size", "64", "--threads", "2", "--memory", "32"});
+  ASSERT_EQ(rw.exit_code, 0) << rw.err;
+  EXPECT_NE(rw.out.find("sim engine, read()/write() (tiotest 0.3.1), 2000 random ops per thread"), std::string::npos)
+      << rw.out;
 }
 
 TEST_F(TiobenchCli, LiveRunPrintsTiobenchsTableAndRemovesItsDirectory) {
