@@ -47,35 +47,32 @@ struct test_io {
   bool fsync = true;       // fsync(fd) at the end
 };
 struct tiotest_ops {
-  test_io test[4];  // by tiobench_test
+  const char* name;  // for the table's heading
+  test_io test[4];   // by tiobench_test
 };
-// tiotest.c of each build (tiobench_sim.h says where each is from).
+// tiotest.c of each build (tiobench_sim.h says where each is from), by tiotest_build.
 constexpr tiotest_ops kTiotestBuilds[] = {
     // v0.3.1, -DUSE_MMAP: do_write_test maps, memcpys, munmaps, fsyncs; do_random_write_test
     // lseeks and write()s, fsyncs; do_read_test maps, memcpys and (`#ifdef MMAP`) does not
     // unmap, no fsync; do_random_read_test lseeks and read()s, no fsync.
-    {{{true, madv::normal, true, true}, {false, madv::normal, false, true}, {true, madv::normal, false, false},
+    {"tiotest 0.3.1 -DUSE_MMAP (sequential tests mapped, random tests read()/write())",
+     {{true, madv::normal, true, true}, {false, madv::normal, false, true}, {true, madv::normal, false, false},
       {false, madv::normal, false, false}}},
     // v0.3.1, -DUSE_MMAP -DUSE_MADVISE: madvise(file_loc, bytesize, MADV_RANDOM) after both mmaps.
-    {{{true, madv::random, true, true}, {false, madv::normal, false, true}, {true, madv::random, false, false},
+    {"tiotest 0.3.1 -DUSE_MMAP -DUSE_MADVISE (sequential tests mapped with MADV_RANDOM, random tests read()/write())",
+     {{true, madv::random, true, true}, {false, madv::normal, false, true}, {true, madv::random, false, false},
       {false, madv::normal, false, false}}},
     // v0.4.x -M.
-    {{{true, madv::sequential, true, true}, {true, madv::random, true, true}, {true, madv::sequential, true, true},
+    {"mmap (tiotest 0.4 -M)",
+     {{true, madv::sequential, true, true}, {true, madv::random, true, true}, {true, madv::sequential, true, true},
       {true, madv::random, true, true}}},
     // v0.3.1 without USE_MMAP: do_write_test write()s and fsyncs, do_read_test read()s; the
     // random tests as in the mmap build.
-    {{{false, madv::normal, false, true}, {false, madv::normal, false, true}, {false, madv::normal, false, false},
+    {"read()/write() (tiotest 0.3.1)",
+     {{false, madv::normal, false, true}, {false, madv::normal, false, true}, {false, madv::normal, false, false},
       {false, madv::normal, false, false}}},
 };
 static_assert(std::size(kTiotestBuilds) == size_t(tiotest_build::v031_rw) + 1, "one row per tiotest_build");
-// For the table's heading.
-constexpr const char* kTiotestBuildNames[] = {
-    "tiotest 0.3.1 -DUSE_MMAP (sequential tests mapped, random tests read()/write())",
-    "tiotest 0.3.1 -DUSE_MMAP -DUSE_MADVISE (sequential tests mapped with MADV_RANDOM, random tests read()/write())",
-    "mmap (tiotest 0.4 -M)",
-    "read()/write() (tiotest 0.3.1)",
-};
-static_assert(std::size(kTiotestBuildNames) == std::size(kTiotestBuilds), "one name per tiotest_build");
 
 // The page cache's capacity in pages: the machine's memory less mem_map and the kernel
 // image, capped by what was free (`free`, 0: no cap).
@@ -709,7 +706,7 @@ result<tiobench_run> run_tiobench_sim(const tiobench_spec& s, const tiobench_sim
   run.spec = s;
   run.engine = "sim";
   run.identifier = o.profile;
-  run.io = kTiotestBuildNames[size_t(build)];
+  run.io = kTiotestBuilds[size_t(build)].name;
   run.dir = "a simulated " + o.device + " on a " + std::to_string(memory >> 20) + " MiB machine";
   if (o.free_bytes) run.dir += " with " + std::to_string(o.free_bytes >> 20) + " MiB free";
   run.tests = std::move(tests.value());

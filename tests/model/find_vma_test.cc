@@ -55,11 +55,11 @@ TEST(FindVmaCache, AVmaMergedAwayIsForgotten) {
   ASSERT_TRUE(k->spawn(1).ok());
   ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 0, 4 * kPage)).ok());
   ASSERT_TRUE(k->mmap(ops::mmap_anon(1, 1, 4 * kPage)).ok());  // just below map 0: the two merge
-  ASSERT_EQ(sim_kernel_internals::of(*k).mms.at(1)->vmas.size(), 1u);
+  ASSERT_EQ(mm_of(*k, 1).vmas.size(), 1u);
   ASSERT_TRUE(k->mprotect(1, 1, 0, 4 * kPage, prot_read).ok());  // apart again
   ASSERT_TRUE(k->touch_pages(1, 1, {1}, false).ok());            // the cache: map 1's VMA
   ASSERT_TRUE(k->mprotect(1, 1, 0, 4 * kPage, prot_read | prot_write).ok());  // merged again
-  ASSERT_EQ(sim_kernel_internals::of(*k).mms.at(1)->vmas.size(), 1u);
+  ASSERT_EQ(mm_of(*k, 1).vmas.size(), 1u);
   // Whichever of the two VMAs the merge erased, the cache holds none that is gone
   // (check_invariants), and both halves answer as one writable VMA.
   EXPECT_EQ(k->check_invariants(), "");
